@@ -1,0 +1,75 @@
+# podpilot: a Prometheus metrics API server and embedded pod autoscaler.
+# `make demo` and `make test` are all a fresh clone needs; every target
+# installs or builds what it uses through its prerequisites.
+
+SHELL := /usr/bin/env bash -o pipefail
+export PATH := $(PATH):/usr/local/go/bin:$(shell go env GOPATH 2>/dev/null)/bin
+export GOFLAGS := -buildvcs=false
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+VERSION_PKG := k8s.io/component-base/version
+LDFLAGS := -X $(VERSION_PKG).gitVersion=$(VERSION) \
+           -X $(VERSION_PKG).gitCommit=$(shell git rev-parse HEAD 2>/dev/null) \
+           -X $(VERSION_PKG).buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+
+E2E_TIMEOUT ?= 40m
+E2E_FLAGS ?=
+UNIT_PKGS = $(shell go list ./... | grep -v /test/e2e)
+
+.PHONY: all
+all: build
+
+.PHONY: build
+build: ## Build bin/podpilot.
+	go build -trimpath -ldflags "$(LDFLAGS)" -o bin/podpilot ./cmd/adapter
+
+.PHONY: tools
+tools: ## Build etcd, kube-apiserver, kube-controller-manager and kwok (cached) and install Prometheus.
+	hack/build-tools.sh
+	hack/install-prometheus.sh
+
+.PHONY: test
+test: test-unit test-e2e ## Run the unit tests, then the e2e tests on a real local control plane.
+
+.PHONY: test-unit
+test-unit: ## Run the unit tests.
+	go test -count=1 $(UNIT_PKGS)
+
+.PHONY: test-e2e
+test-e2e: tools build ## Run the e2e tests; they start and stop their own local control plane.
+	go test -count=1 -timeout $(E2E_TIMEOUT) -v $(E2E_FLAGS) ./test/e2e/...
+
+.PHONY: demo
+demo: tools build ## Run the demo on a local control plane.
+	hack/demo.sh
+
+.PHONY: local-up
+local-up: tools ## Start a local control plane in _output/local-cluster and leave it running.
+	hack/local-up.sh
+
+.PHONY: local-down
+local-down: ## Stop the local control plane started by `make local-up`.
+	hack/local-down.sh
+
+.PHONY: generate
+generate: ## Regenerate deepcopy, the clientset/listers/informers and the CRD from pkg/apis.
+	hack/update-codegen.sh
+
+.PHONY: verify
+verify: ## Check formatting, vet, generated code and go.mod are up to date.
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	go vet ./...
+	hack/verify-codegen.sh
+	hack/verify-gomod.sh
+
+.PHONY: clean
+clean: ## Remove build output (the cached tool binaries stay; see clean-tools).
+	rm -rf bin _output
+
+.PHONY: clean-tools
+clean-tools: ## Remove the cached tool binaries.
+	source hack/lib.sh && rm -rf "$$TOOLS_CACHE"
+
+.PHONY: help
+help: ## List the targets.
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'

@@ -1,0 +1,74 @@
+package app
+
+import (
+	"fmt"
+
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/logs"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/component-base/version/verflag"
+	basecmd "sigs.k8s.io/custom-metrics-apiserver/pkg/cmd"
+)
+
+// defaultSecurePort is where podpilot serves its API when --secure-port is not set.
+// It is above 1024 so that podpilot runs as a non-root user.
+const defaultSecurePort = 6443
+
+// Options holds everything podpilot is configured with on its command line.
+type Options struct {
+	// Adapter carries the API server's serving, delegated authentication and
+	// authorization, and Kubernetes client options.
+	Adapter basecmd.AdapterBase
+	// Logs configures klog through component-base.
+	Logs *logsapi.LoggingConfiguration
+}
+
+// NewOptions returns Options with podpilot's defaults.
+func NewOptions() *Options {
+	o := &Options{Logs: logsapi.NewLoggingConfiguration()}
+	o.Adapter.Name = "podpilot"
+	return o
+}
+
+// Flags returns podpilot's flags grouped by section, for parsing and for --help.
+func (o *Options) Flags() cliflag.NamedFlagSets {
+	var fss cliflag.NamedFlagSets
+
+	o.Adapter.FlagSet = fss.FlagSet("api server")
+	o.Adapter.InstallFlags()
+	serving := o.Adapter.SecureServing
+	serving.BindPort = defaultSecurePort
+	// No certificate directory: without --tls-cert-file a self-signed
+	// certificate is kept in memory, so a read-only root filesystem works.
+	serving.ServerCert.CertDirectory = ""
+	serving.ServerCert.PairName = ""
+	if f := o.Adapter.FlagSet.Lookup("secure-port"); f != nil {
+		f.DefValue = fmt.Sprint(defaultSecurePort)
+	}
+	if f := o.Adapter.FlagSet.Lookup("cert-dir"); f != nil {
+		f.DefValue = ""
+	}
+
+	logsapi.AddFlags(o.Logs, fss.FlagSet("logging"))
+	verflag.AddFlags(fss.FlagSet("global"))
+	fss.FlagSet("global").BoolP("help", "h", false, "Print this help and exit.")
+	return fss
+}
+
+// Validate returns every problem with the options, aggregated.
+func (o *Options) Validate() error {
+	var errs []error
+	errs = append(errs, o.Adapter.CustomMetricsAdapterServerOptions.Validate()...)
+	errs = append(errs, logsapi.Validate(o.Logs, nil, nil).ToAggregate())
+	return utilerrors.NewAggregate(errs)
+}
+
+// applyLogging applies the logging options; it is called once flags are parsed.
+func (o *Options) applyLogging() error {
+	if err := logsapi.ValidateAndApply(o.Logs, nil); err != nil {
+		return fmt.Errorf("apply logging options: %w", err)
+	}
+	logs.InitLogs()
+	return nil
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Shared helpers for the hack/ scripts. Source it; it defines no side effects.
+
+PODPILOT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TOOLS_CACHE=${PODPILOT_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podpilot/tools}
+
+# modver MODFILE MODULE prints the version MODFILE requires of MODULE.
+modver() {
+  awk -v m="$2" '$1 == "require" { $1 = ""; $0 = $0 } $1 == m && $2 ~ /^v/ { print $2; exit }' "$1"
+}
+
+KUBE_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/go.mod" k8s.io/kubernetes)
+ETCD_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/go.mod" go.etcd.io/etcd/server/v3)
+KWOK_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/kwok/go.mod" sigs.k8s.io/kwok)
+GO_MINOR=$(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/go\1/')
+
+# Binaries live outside the clone, keyed by tool version and Go minor version,
+# so a fresh clone on the same machine reuses them.
+KUBE_APISERVER=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kube-apiserver
+KUBE_CONTROLLER_MANAGER=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kube-controller-manager
+ETCD=$TOOLS_CACHE/etcd-$ETCD_VERSION-$GO_MINOR/etcd
+KWOK=$TOOLS_CACHE/kwok-$KWOK_VERSION-$GO_MINOR/kwok
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# Starts a real local control plane for podpilot's tests and demo:
+# etcd, kube-apiserver (with the aggregation layer), kube-controller-manager
+# (HPA controller on, short sync period), kwok with a fake node, and
+# Prometheus. No kube-scheduler runs: workloads set spec.nodeName to the kwok
+# node ($KWOK_NODE in the env file).
+#
+# Everything lives under PODPILOT_STATE_DIR (default _output/local-cluster):
+# certificates, data, logs, pids, kubeconfig and an env file that tells how to
+# reach it. Ports are picked free at start, so two runs on one machine do not
+# collide. hack/local-down.sh stops exactly the processes started here.
+#
+# Environment:
+#   PODPILOT_STATE_DIR           state directory (created; must not hold a running cluster)
+#   HPA_SYNC_PERIOD              kube-controller-manager HPA sync period (default 5s)
+#   HPA_DOWNSCALE_STABILIZATION  its downscale stabilization window (default 30s)
+#   PROMETHEUS_SCRAPE_INTERVAL   Prometheus scrape interval (default 1s)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+STATE=${PODPILOT_STATE_DIR:-$PODPILOT_ROOT/_output/local-cluster}
+HPA_SYNC_PERIOD=${HPA_SYNC_PERIOD:-5s}
+HPA_DOWNSCALE_STABILIZATION=${HPA_DOWNSCALE_STABILIZATION:-30s}
+PROMETHEUS_SCRAPE_INTERVAL=${PROMETHEUS_SCRAPE_INTERVAL:-1s}
+KWOK_NODE=kwok-node-0
+PROMETHEUS=${PROMETHEUS:-$(command -v prometheus || echo /usr/bin/prometheus)}
+
+used_ports=" "
+# free_port prints a loopback TCP port nobody listens on and this run has not taken.
+free_port() {
+  local p
+  for _ in $(seq 1 200); do
+    p=$((20000 + RANDOM % 30000))
+    [[ $used_ports == *" $p "* ]] && continue
+    if ! ss -Htln "sport = :$p" | grep -q .; then
+      used_ports+="$p "
+      echo "$p"
+      return
+    fi
+  done
+  die "no free port found"
+}
+
+# start NAME BINARY ARGS... runs BINARY in its own session, logging to
+# logs/NAME.log, and records its pid in pids/NAME.pid.
+start() {
+  local name=$1; shift
+  setsid "$@" >"$STATE/logs/$name.log" 2>&1 </dev/null &
+  echo $! >"$STATE/pids/$name.pid"
+  log "started $name (pid $!, log $STATE/logs/$name.log)"
+}
+
+# wait_for NAME CMD... retries CMD until it succeeds (60s), failing with NAME's log tail.
+wait_for() {
+  local name=$1; shift
+  for _ in $(seq 1 240); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    local pid; pid=$(cat "$STATE/pids/$name.pid")
+    if ! kill -0 "$pid" 2>/dev/null; then
+      tail -n 30 "$STATE/logs/$name.log" >&2
+      die "$name exited during start-up (log: $STATE/logs/$name.log)"
+    fi
+    sleep 0.25
+  done
+  tail -n 30 "$STATE/logs/$name.log" >&2
+  die "$name not ready after 60s (log: $STATE/logs/$name.log)"
+}
+
+# cert NAME CN ORG CA [SAN]: a key and a certificate signed by CA (client and server use).
+cert() {
+  local name=$1 cn=$2 org=$3 ca=$4 san=${5:-}
+  local subj="/CN=$cn"; [[ -n $org ]] && subj="/O=$org$subj"
+  openssl req -new -newkey rsa:2048 -nodes -keyout "$PKI/$name.key" -subj "$subj" -out "$PKI/$name.csr" 2>/dev/null
+  local ext="$PKI/$name.ext"
+  {
+    echo "basicConstraints=CA:FALSE"
+    echo "keyUsage=critical,digitalSignature,keyEncipherment"
+    echo "extendedKeyUsage=clientAuth,serverAuth"
+    [[ -n $san ]] && echo "subjectAltName=$san"
+  } >"$ext"
+  openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/$ca.crt" -CAkey "$PKI/$ca.key" -CAcreateserial \
+    -days 365 -extfile "$ext" -out "$PKI/$name.crt" 2>/dev/null
+  rm -f "$PKI/$name.csr" "$ext"
+}
+
+ca() {
+  openssl req -x509 -new -newkey rsa:2048 -nodes -keyout "$PKI/$1.key" -subj "/CN=$2" \
+    -days 365 -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -out "$PKI/$1.crt" 2>/dev/null
+}
+
+gen_pki() {
+  PKI=$STATE/pki
+  mkdir -p "$PKI"
+  ca ca podpilot-local-ca
+  ca front-proxy-ca podpilot-local-front-proxy-ca
+  cert apiserver kube-apiserver "" ca "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:127.0.0.1,IP:10.0.0.1"
+  cert admin admin system:masters ca
+  cert controller-manager system:kube-controller-manager "" ca
+  cert kwok kwok system:masters ca
+  cert front-proxy-client front-proxy-client "" front-proxy-ca
+  openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
+}
+
+# kubeconfig NAME USER writes kubeconfig NAME.kubeconfig authenticating with USER's certificate.
+kubeconfig() {
+  cat >"$STATE/$1.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: https://127.0.0.1:$APISERVER_PORT
+    certificate-authority: $STATE/pki/ca.crt
+users:
+- name: $2
+  user:
+    client-certificate: $STATE/pki/$2.crt
+    client-key: $STATE/pki/$2.key
+contexts:
+- name: local
+  context: {cluster: local, user: $2}
+current-context: local
+EOF
+}
+
+kapi() {
+  curl -sf --cacert "$STATE/pki/ca.crt" --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" "$@"
+}
+
+start_etcd() {
+  start etcd "$ETCD" --name local --data-dir "$STATE/etcd" --unsafe-no-fsync \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "local=http://127.0.0.1:$ETCD_PEER_PORT" --log-level warn
+  wait_for etcd curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+}
+
+start_apiserver() {
+  local p=$STATE/pki
+  start kube-apiserver "$KUBE_APISERVER" --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address 127.0.0.1 --secure-port "$APISERVER_PORT" --advertise-address 127.0.0.1 \
+    --tls-cert-file "$p/apiserver.crt" --tls-private-key-file "$p/apiserver.key" --client-ca-file "$p/ca.crt" \
+    --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
+    --service-account-issuer https://kubernetes.default.svc --api-audiences https://kubernetes.default.svc \
+    --authorization-mode Node,RBAC --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true \
+    --requestheader-client-ca-file "$p/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
+    --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+    --requestheader-extra-headers-prefix X-Remote-Extra- \
+    --proxy-client-cert-file "$p/front-proxy-client.crt" --proxy-client-key-file "$p/front-proxy-client.key" \
+    --enable-aggregator-routing=true --endpoint-reconciler-type none --profiling=false
+  wait_for kube-apiserver kapi "https://127.0.0.1:$APISERVER_PORT/readyz"
+}
+
+start_controller_manager() {
+  local kc=$STATE/controller-manager.kubeconfig
+  start kube-controller-manager "$KUBE_CONTROLLER_MANAGER" --kubeconfig "$kc" \
+    --authentication-kubeconfig "$kc" --authorization-kubeconfig "$kc" \
+    --authorization-always-allow-paths /healthz,/readyz,/livez,/metrics \
+    --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --leader-elect=false \
+    --controllers '*,-nodeipam,-nodelifecycle' --use-service-account-credentials=true \
+    --service-account-private-key-file "$STATE/pki/sa.key" --root-ca-file "$STATE/pki/ca.crt" \
+    --horizontal-pod-autoscaler-sync-period "$HPA_SYNC_PERIOD" \
+    --horizontal-pod-autoscaler-downscale-stabilization "$HPA_DOWNSCALE_STABILIZATION" \
+    --concurrent-deployment-syncs 10 --concurrent-replicaset-syncs 10 --profiling=false
+  wait_for kube-controller-manager curl -sfk "https://127.0.0.1:$KCM_PORT/healthz"
+}
+
+start_kwok() {
+  start kwok "$KWOK" --kubeconfig "$STATE/kwok.kubeconfig" --manage-all-nodes=false \
+    --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+    --cidr 10.0.0.1/24 --node-ip 10.0.0.1 --server-address "127.0.0.1:$KWOK_PORT"
+  kapi -X POST -H 'Content-Type: application/json' "https://127.0.0.1:$APISERVER_PORT/api/v1/nodes" -d @- >/dev/null <<EOF
+{"apiVersion":"v1","kind":"Node","metadata":{"name":"$KWOK_NODE",
+ "annotations":{"kwok.x-k8s.io/node":"fake","node.alpha.kubernetes.io/ttl":"0"},
+ "labels":{"type":"kwok","kubernetes.io/hostname":"$KWOK_NODE","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64"}},
+ "status":{"allocatable":{"cpu":"64","memory":"256Gi","pods":"500"},"capacity":{"cpu":"64","memory":"256Gi","pods":"500"}}}
+EOF
+  wait_for kwok node_ready
+}
+
+node_ready() {
+  kapi "https://127.0.0.1:$APISERVER_PORT/api/v1/nodes/$KWOK_NODE" | grep -q '"reason": "KubeletReady"'
+}
+
+start_prometheus() {
+  mkdir -p "$STATE/prometheus/targets"
+  cat >"$STATE/prometheus/prometheus.yml" <<EOF
+global:
+  scrape_interval: $PROMETHEUS_SCRAPE_INTERVAL
+  evaluation_interval: $PROMETHEUS_SCRAPE_INTERVAL
+scrape_configs:
+- job_name: podpilot-test
+  honor_labels: true
+  file_sd_configs:
+  - files: ['$STATE/prometheus/targets/*.json']
+    refresh_interval: 1s
+EOF
+  start prometheus "$PROMETHEUS" --config.file "$STATE/prometheus/prometheus.yml" \
+    --storage.tsdb.path "$STATE/prometheus/data" --web.listen-address "127.0.0.1:$PROMETHEUS_PORT" \
+    --web.enable-lifecycle --log.level warn
+  wait_for prometheus curl -sf "http://127.0.0.1:$PROMETHEUS_PORT/-/ready"
+}
+
+write_env() {
+  cat >"$STATE/env" <<EOF
+# Source this file to use the local cluster started by hack/local-up.sh.
+export KUBECONFIG=$STATE/admin.kubeconfig
+export PODPILOT_STATE_DIR=$STATE
+export APISERVER_URL=https://127.0.0.1:$APISERVER_PORT
+export PROMETHEUS_URL=http://127.0.0.1:$PROMETHEUS_PORT
+export PROMETHEUS_TARGETS_DIR=$STATE/prometheus/targets
+export KWOK_NODE=$KWOK_NODE
+export KCM_PORT=$KCM_PORT
+EOF
+}
+
+main() {
+  command -v "$PROMETHEUS" >/dev/null || die "prometheus not found: run 'make tools' (installs Debian's prometheus)"
+  for b in "$ETCD" "$KUBE_APISERVER" "$KUBE_CONTROLLER_MANAGER" "$KWOK"; do
+    [[ -x $b ]] || die "$b is missing: run 'make tools'"
+  done
+  if [[ -d $STATE/pids ]] && compgen -G "$STATE/pids/*.pid" >/dev/null; then
+    die "$STATE already holds a cluster: run hack/local-down.sh first"
+  fi
+  rm -rf "$STATE"
+  mkdir -p "$STATE/logs" "$STATE/pids"
+  local begin=$SECONDS
+  ETCD_PORT=$(free_port); ETCD_PEER_PORT=$(free_port); APISERVER_PORT=$(free_port)
+  KCM_PORT=$(free_port); KWOK_PORT=$(free_port); PROMETHEUS_PORT=$(free_port)
+  gen_pki
+  kubeconfig admin admin
+  kubeconfig controller-manager controller-manager
+  kubeconfig kwok kwok
+  trap 'log "start-up failed; stopping what started"; "$PODPILOT_ROOT/hack/local-down.sh" "$STATE" || true' ERR
+  start_etcd
+  start_prometheus &
+  local prom=$!
+  start_apiserver
+  start_controller_manager
+  start_kwok
+  wait "$prom"
+  write_env
+  trap - ERR
+  log "local cluster ready in $((SECONDS - begin))s"
+  cat >&2 <<EOF
+
+  source $STATE/env          # sets KUBECONFIG, PROMETHEUS_URL, KWOK_NODE, ...
+  kubectl get nodes
+  hack/local-down.sh $STATE  # stops it
+
+EOF
+}
+
+main "$@"

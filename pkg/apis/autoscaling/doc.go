@@ -1,0 +1,2 @@
+// Package autoscaling holds the versions of the autoscaling.podpilot.io API group.
+package autoscaling

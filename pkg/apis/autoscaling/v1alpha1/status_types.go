@@ -1,0 +1,140 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Bounds of the history kept in status. The longest stabilization window
+// is 3600 s and the longest policy period 1800 s; with at most one
+// recommendation and one scale event per sync, these bounds hold the whole
+// window for sync periods down to 4 s (3600/4 = 900, 1800/4 = 450). The
+// controller prunes entries older than the longest window or period in
+// use and then, if still over a bound, drops the oldest. At the bounds the
+// history costs about 120 KiB of the object.
+const (
+	// MaxRecommendations bounds status.recommendations.
+	MaxRecommendations = 1000
+	// MaxScaleEvents bounds each of status.scaleEvents.scaleUp and .scaleDown.
+	MaxScaleEvents = 500
+)
+
+// Condition types of a PodAutoscaler, as in autoscaling/v2.
+const (
+	// ConditionAbleToScale says whether the scale target could be read and updated.
+	ConditionAbleToScale = "AbleToScale"
+	// ConditionScalingActive says whether the metrics could be read and a
+	// replica count computed.
+	ConditionScalingActive = "ScalingActive"
+	// ConditionScalingLimited says whether the computed replica count was
+	// clamped by minReplicas, maxReplicas or a scaling policy.
+	ConditionScalingLimited = "ScalingLimited"
+)
+
+// PodAutoscalerStatus is the last observed state of a PodAutoscaler,
+// including the history its stabilization windows and scaling policies
+// need, so that a restart or a change of leader keeps it.
+type PodAutoscalerStatus struct {
+	// ObservedGeneration is the spec generation this status was computed for.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Reference names the scale target for kubectl get, e.g. Deployment/vg1-vanguard.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Reference string `json:"reference,omitempty"`
+	// Targets shows each metric's current and target value for kubectl
+	// get, e.g. "1500/2k, 30%/50%, 120Mi/256Mi".
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Targets string `json:"targets,omitempty"`
+	// CurrentReplicas is the scale target's replica count when last observed.
+	// +optional
+	CurrentReplicas int32 `json:"currentReplicas"`
+	// DesiredReplicas is the replica count the autoscaler last decided on.
+	// +optional
+	DesiredReplicas int32 `json:"desiredReplicas"`
+	// LastScaleTime is when the autoscaler last changed the replica count.
+	// +optional
+	LastScaleTime *metav1.Time `json:"lastScaleTime,omitempty"`
+	// CurrentMetrics is the last read value of each metric in the spec.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=12
+	// +optional
+	CurrentMetrics []MetricStatus `json:"currentMetrics,omitempty"`
+	// Conditions are AbleToScale, ScalingActive and ScalingLimited.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Recommendations are the replica counts recommended at past syncs,
+	// within the longest stabilization window, oldest first. At most
+	// MaxRecommendations entries.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1000
+	// +optional
+	Recommendations []Recommendation `json:"recommendations,omitempty"`
+	// ScaleEvents are the past changes of the replica count, within the
+	// longest policy period, that the scaling policies count against.
+	// +optional
+	ScaleEvents *ScaleEvents `json:"scaleEvents,omitempty"`
+}
+
+// MetricSourceType says where a metric comes from.
+// +kubebuilder:validation:Enum=Resource;Custom
+type MetricSourceType string
+
+const (
+	// ResourceMetricSourceType is a cpu or memory metric from metrics.k8s.io.
+	ResourceMetricSourceType MetricSourceType = "Resource"
+	// CustomMetricSourceType is a per-pod metric from custom.metrics.k8s.io.
+	CustomMetricSourceType MetricSourceType = "Custom"
+)
+
+// MetricStatus is the last read value of one metric, a flat form of
+// autoscaling/v2 MetricStatus.
+type MetricStatus struct {
+	// Type is Resource or Custom.
+	Type MetricSourceType `json:"type"`
+	// Name is the resource name (cpu, memory) or the custom metric name.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// AverageValue is the current average value per pod.
+	// +optional
+	AverageValue *resource.Quantity `json:"averageValue,omitempty"`
+	// AverageUtilization is the current average usage in percent of the
+	// pods' requests; set for Utilization resource targets only.
+	// +optional
+	AverageUtilization *int32 `json:"averageUtilization,omitempty"`
+}
+
+// Recommendation is the replica count recommended at one sync.
+type Recommendation struct {
+	// Replicas is the recommended replica count.
+	Replicas int32 `json:"replicas"`
+	// Timestamp is when the recommendation was made.
+	Timestamp metav1.Time `json:"timestamp"`
+}
+
+// ScaleEvents are the past replica changes in each direction.
+type ScaleEvents struct {
+	// ScaleUp are the past scale-ups, oldest first. At most MaxScaleEvents entries.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=500
+	// +optional
+	ScaleUp []ScaleEvent `json:"scaleUp,omitempty"`
+	// ScaleDown are the past scale-downs, oldest first. At most MaxScaleEvents entries.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=500
+	// +optional
+	ScaleDown []ScaleEvent `json:"scaleDown,omitempty"`
+}
+
+// ScaleEvent is one change of the replica count.
+type ScaleEvent struct {
+	// ReplicaChange is the number of replicas added or removed; never negative.
+	// +kubebuilder:validation:Minimum=0
+	ReplicaChange int32 `json:"replicaChange"`
+	// Timestamp is when the change was made.
+	Timestamp metav1.Time `json:"timestamp"`
+}

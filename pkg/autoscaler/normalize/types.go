@@ -1,0 +1,151 @@
+package normalize
+
+import "time"
+
+// DefaultDownscaleStabilizationWindow is upstream's default downscale stabilization window flag.
+const DefaultDownscaleStabilizationWindow = 5 * time.Minute
+
+// Recommendation is one past raw replica proposal.
+type Recommendation struct {
+	// Replicas is the proposal before normalization.
+	Replicas int32
+	// Time is when it was proposed.
+	Time time.Time
+}
+
+// ScaleEvent is one applied change of the replica count.
+type ScaleEvent struct {
+	// Change is the number of replicas added (scale-up) or removed (scale-down); always positive.
+	Change int32
+	// Time is when the change was applied.
+	Time time.Time
+}
+
+// History is the state stabilization and rate limits need across rounds. It is plain data: the
+// controller persists it and passes it back in; functions here return an updated copy.
+type History struct {
+	// Recommendations are the recent raw proposals, oldest first.
+	Recommendations []Recommendation
+	// ScaleUpEvents are the recent scale-ups, oldest first (recorded only with a Behavior).
+	ScaleUpEvents []ScaleEvent
+	// ScaleDownEvents are the recent scale-downs, oldest first (recorded only with a Behavior).
+	ScaleDownEvents []ScaleEvent
+}
+
+// PolicyType is how a scaling policy measures change, as in autoscaling/v2.
+type PolicyType string
+
+const (
+	// PodsPolicy limits the change to an absolute number of pods per period.
+	PodsPolicy PolicyType = "Pods"
+	// PercentPolicy limits the change to a percentage of the replicas at the period's start.
+	PercentPolicy PolicyType = "Percent"
+)
+
+// Policy is one scaling policy.
+type Policy struct {
+	// Type is Pods or Percent.
+	Type PolicyType
+	// Value is the number of pods or the percentage.
+	Value int32
+	// Period is the window over which past changes count against the policy.
+	Period time.Duration
+}
+
+// SelectPolicy chooses among the policies' limits, as in autoscaling/v2.
+type SelectPolicy string
+
+const (
+	// SelectMax picks the policy allowing the largest change (the default).
+	SelectMax SelectPolicy = "Max"
+	// SelectMin picks the policy allowing the smallest change.
+	SelectMin SelectPolicy = "Min"
+	// SelectDisabled forbids changes in this direction.
+	SelectDisabled SelectPolicy = "Disabled"
+)
+
+// Rules are the scaling rules of one direction; zero fields take autoscaling/v2 defaults.
+type Rules struct {
+	// StabilizationWindow is the look-back of the stabilization; nil means the default
+	// (0 for scale-up, the downscale stabilization window for scale-down).
+	StabilizationWindow *time.Duration
+	// SelectPolicy chooses among Policies; empty means Max.
+	SelectPolicy SelectPolicy
+	// Policies limit the rate of change; empty means the default policies.
+	Policies []Policy
+	// Tolerance overrides the usage-ratio tolerance of this direction; nil keeps the configured one.
+	Tolerance *float64
+}
+
+// Behavior configures scaling per direction, as autoscaling/v2's HorizontalPodAutoscalerBehavior.
+type Behavior struct {
+	// ScaleUp holds the scale-up rules; nil means all defaults.
+	ScaleUp *Rules
+	// ScaleDown holds the scale-down rules; nil means all defaults.
+	ScaleDown *Rules
+}
+
+// DefaultScaleUpRules returns autoscaling/v2's default scale-up rules: no stabilization, and the
+// larger of doubling or adding 4 pods every 15 seconds.
+func DefaultScaleUpRules() Rules {
+	window := time.Duration(0)
+	return Rules{
+		StabilizationWindow: &window,
+		SelectPolicy:        SelectMax,
+		Policies: []Policy{
+			{Type: PercentPolicy, Value: 100, Period: 15 * time.Second},
+			{Type: PodsPolicy, Value: 4, Period: 15 * time.Second},
+		},
+	}
+}
+
+// DefaultScaleDownRules returns autoscaling/v2's default scale-down rules: the given stabilization
+// window and removing up to all pods every 15 seconds.
+func DefaultScaleDownRules(window time.Duration) Rules {
+	return Rules{
+		StabilizationWindow: &window,
+		SelectPolicy:        SelectMax,
+		Policies:            []Policy{{Type: PercentPolicy, Value: 100, Period: 15 * time.Second}},
+	}
+}
+
+// withDefaults fills the unset fields of r from def.
+func (r *Rules) withDefaults(def Rules) Rules {
+	if r == nil {
+		return def
+	}
+	out := *r
+	if out.StabilizationWindow == nil {
+		out.StabilizationWindow = def.StabilizationWindow
+	}
+	if out.SelectPolicy == "" {
+		out.SelectPolicy = def.SelectPolicy
+	}
+	if len(out.Policies) == 0 {
+		out.Policies = def.Policies
+	}
+	return out
+}
+
+// Resolve returns the behavior's rules with defaults applied; downscaleWindow is the default
+// scale-down stabilization window.
+func (b Behavior) Resolve(downscaleWindow time.Duration) (up, down Rules) {
+	return b.ScaleUp.withDefaults(DefaultScaleUpRules()), b.ScaleDown.withDefaults(DefaultScaleDownRules(downscaleWindow))
+}
+
+// window returns the resolved stabilization window.
+func (r Rules) window() time.Duration {
+	if r.StabilizationWindow == nil {
+		return 0
+	}
+	return *r.StabilizationWindow
+}
+
+// longestPeriod returns the longest policy period.
+func (r Rules) longestPeriod() time.Duration {
+	var longest time.Duration
+	for _, p := range r.Policies {
+		longest = max(longest, p.Period)
+	}
+	return longest
+}

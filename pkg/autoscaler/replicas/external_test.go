@@ -1,0 +1,70 @@
+package replicas
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestCalculateExternal(t *testing.T) {
+	tol := DefaultConfig().Tolerances
+	tests := []struct {
+		name string
+		in   ExternalInput
+		want Result
+	}{{
+		name: "value target scales the ready pods by total over target",
+		in:   ExternalInput{SpecReplicas: 3, StatusReplicas: 3, Target: Target{Type: Value, Value: 10_000}, Values: []int64{8_000, 7_000}, Pods: podsWithRequests(1, 1, 1)},
+		want: Result{Replicas: 5, UsageRatio: 1.5, Value: 15_000, Ready: 3},
+	}, {
+		name: "value target within tolerance keeps spec replicas",
+		in:   ExternalInput{SpecReplicas: 3, StatusReplicas: 3, Target: Target{Type: Value, Value: 10_000}, Values: []int64{10_500}, Pods: podsWithRequests(1, 1, 1)},
+		want: Result{Replicas: 3, UsageRatio: 1.05, Value: 10_500},
+	}, {
+		name: "average value target proposes ceil(total / target)",
+		in:   ExternalInput{SpecReplicas: 4, StatusReplicas: 4, Target: Target{Type: AverageValue, AverageValue: 2_000}, Values: []int64{3_000}},
+		want: Result{Replicas: 2, UsageRatio: 3.0 / 8.0, Value: 3_000, AverageValue: 750},
+	}, {
+		name: "average value target within tolerance keeps status replicas",
+		in:   ExternalInput{SpecReplicas: 4, StatusReplicas: 4, Target: Target{Type: AverageValue, AverageValue: 2_000}, Values: []int64{8_100}},
+		want: Result{Replicas: 4, UsageRatio: 8_100.0 / 8_000.0, Value: 8_100, AverageValue: 2_025},
+	}, {
+		name: "an overflowing sum saturates and the proposal saturates at max int32",
+		in:   ExternalInput{SpecReplicas: 1, StatusReplicas: 1, Target: Target{Type: AverageValue, AverageValue: 1}, Values: []int64{math.MaxInt64, 5}},
+		want: Result{Replicas: math.MaxInt32, UsageRatio: float64(math.MaxInt64), Value: math.MaxInt64, AverageValue: math.MaxInt64},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.in.Tolerances = tol
+			got, err := CalculateExternal(tc.in)
+			if err != nil {
+				t.Fatalf("CalculateExternal() error = %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+				t.Errorf("CalculateExternal() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCalculateExternalErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		in   ExternalInput
+		want error
+	}{
+		{name: "no series is ErrNoMetrics", in: ExternalInput{SpecReplicas: 1, Target: Target{Type: Value, Value: 1}}, want: ErrNoMetrics},
+		{name: "a value target that must count ready pods without pods is ErrNoPods", in: ExternalInput{SpecReplicas: 1, Target: Target{Type: Value, Value: 1}, Values: []int64{5}}, want: ErrNoPods},
+		{name: "a utilization target is ErrInvalidTarget", in: ExternalInput{SpecReplicas: 1, Target: cpuUtilization(50), Values: []int64{5}}, want: ErrInvalidTarget},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := CalculateExternal(tc.in); !errors.Is(err, tc.want) {
+				t.Errorf("CalculateExternal() error = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,153 @@
+package replicas
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Defaults of upstream's kube-controller-manager HPA flags.
+const (
+	// DefaultTolerance is the default scale-up and scale-down tolerance of the usage ratio.
+	DefaultTolerance = 0.1
+	// DefaultCPUInitializationPeriod is the period after pod start during which cpu samples may be skipped.
+	DefaultCPUInitializationPeriod = 5 * time.Minute
+	// DefaultDelayOfInitialReadinessStatus is the period after pod start during which a not-ready pod is
+	// assumed to be still initializing.
+	DefaultDelayOfInitialReadinessStatus = 30 * time.Second
+)
+
+var (
+	// ErrNoPods means the selector matched no pods.
+	ErrNoPods = errors.New("no pods returned by selector while calculating replica count")
+	// ErrNoMetrics means no usable sample was left (pods might be unready or the source returned none).
+	ErrNoMetrics = errors.New("did not receive metrics for targeted pods (pods might be unready)")
+	// ErrMissingRequest means a pod lacks the resource request a Utilization target needs.
+	ErrMissingRequest = errors.New("missing resource request")
+	// ErrInvalidTarget means the target is of an unknown type or its value is not positive.
+	ErrInvalidTarget = errors.New("invalid metric target")
+)
+
+// Pod is what the calculator needs to know about one pod selected by the scale target.
+type Pod struct {
+	// Name identifies the pod; Sample maps are keyed by it.
+	Name string
+	// Deleted is true when the pod has a deletion timestamp.
+	Deleted bool
+	// Phase is the pod's status phase.
+	Phase corev1.PodPhase
+	// Ready is true when the pod's Ready condition is True.
+	Ready bool
+	// ReadyTransition is the last transition time of the Ready condition; zero means the pod has no
+	// Ready condition.
+	ReadyTransition time.Time
+	// Start is the pod's status start time; zero means it has not started.
+	Start time.Time
+	// Requests holds resource requests in milli-units summed over containers; a key is absent when any
+	// container lacks that request.
+	Requests map[corev1.ResourceName]int64
+}
+
+// Sample is one pod's metric value.
+type Sample struct {
+	// Value is the pod's metric value in milli-units.
+	Value int64
+	// Timestamp is when the sample was taken (the end of its window).
+	Timestamp time.Time
+	// Window is the duration the sample was computed over.
+	Window time.Duration
+}
+
+// TargetType is the kind of metric target, as in autoscaling/v2.
+type TargetType string
+
+const (
+	// Utilization targets an average percentage of the pods' resource requests.
+	Utilization TargetType = "Utilization"
+	// AverageValue targets an average value per pod.
+	AverageValue TargetType = "AverageValue"
+	// Value targets a total value (external metrics only).
+	Value TargetType = "Value"
+)
+
+// Target is the desired level of one metric.
+type Target struct {
+	// Type selects which of the value fields applies.
+	Type TargetType
+	// Resource is cpu or memory for resource metrics and empty for custom and external metrics.
+	Resource corev1.ResourceName
+	// AverageValue is the per-pod target in milli-units, for AverageValue targets.
+	AverageValue int64
+	// Value is the total target in milli-units, for Value targets.
+	Value int64
+	// Utilization is the target percentage of requests, for Utilization targets.
+	Utilization int32
+}
+
+func (t Target) validate() error {
+	switch {
+	case t.Type == Utilization && t.Utilization > 0 && t.Resource != "":
+		return nil
+	case t.Type == AverageValue && t.AverageValue > 0:
+		return nil
+	case t.Type == Value && t.Value > 0:
+		return nil
+	}
+	return fmt.Errorf("target %+v: %w", t, ErrInvalidTarget)
+}
+
+// Tolerances are how far the usage ratio may move from 1.0 before a scale is proposed.
+type Tolerances struct {
+	// ScaleDown is the tolerance below 1.0.
+	ScaleDown float64
+	// ScaleUp is the tolerance above 1.0.
+	ScaleUp float64
+}
+
+// Within reports whether ratio is close enough to 1.0 to keep the current replicas.
+func (t Tolerances) Within(ratio float64) bool {
+	return 1.0-t.ScaleDown <= ratio && ratio <= 1.0+t.ScaleUp
+}
+
+// Config holds the calculator settings that come from flags.
+type Config struct {
+	// Tolerances of the usage ratio.
+	Tolerances Tolerances
+	// CPUInitializationPeriod is how long after start a pod's cpu samples may be skipped.
+	CPUInitializationPeriod time.Duration
+	// DelayOfInitialReadinessStatus is how long after start a not-ready pod counts as initializing.
+	DelayOfInitialReadinessStatus time.Duration
+}
+
+// DefaultConfig returns upstream's default settings.
+func DefaultConfig() Config {
+	return Config{
+		Tolerances:                    Tolerances{ScaleDown: DefaultTolerance, ScaleUp: DefaultTolerance},
+		CPUInitializationPeriod:       DefaultCPUInitializationPeriod,
+		DelayOfInitialReadinessStatus: DefaultDelayOfInitialReadinessStatus,
+	}
+}
+
+// Result is one metric's replica proposal and what it observed.
+type Result struct {
+	// Replicas is the proposed replica count.
+	Replicas int32
+	// UsageRatio is current usage over target, before missing or ignored pods were accounted for.
+	UsageRatio float64
+	// AverageValue is the current average per pod in milli-units (raw value, also for Utilization).
+	AverageValue int64
+	// Value is the current total in milli-units, for external Value targets.
+	Value int64
+	// Utilization is the current percentage of requests, for Utilization targets.
+	Utilization int32
+	// Ready counts pods whose samples were used.
+	Ready int
+	// Missing counts live pods without a sample.
+	Missing int
+	// Ignored counts pending or not-yet-ready pods whose samples were dropped.
+	Ignored int
+	// Timestamp is the oldest timestamp among the samples used.
+	Timestamp time.Time
+}

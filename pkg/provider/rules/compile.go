@@ -1,0 +1,116 @@
+package rules
+
+import (
+	"fmt"
+	"text/template"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// RuleSet is a compiled Config. It is immutable and safe for concurrent use.
+type RuleSet struct {
+	// Custom are the compiled custom-metric rules, in file order.
+	Custom []*Rule
+	// External are the compiled external-metric rules, in file order.
+	External []*Rule
+	// Resource holds the resource-metric rules; nil when the file has none.
+	Resource *ResourceQueries
+}
+
+// ResourceQueries holds the compiled CPU and memory rules and their window.
+type ResourceQueries struct {
+	// CPU is the compiled cpu rule.
+	CPU *ResourceQuery
+	// Memory is the compiled memory rule.
+	Memory *ResourceQuery
+	// Window is the window reported with every sample.
+	Window time.Duration
+}
+
+// ResourceQuery is one compiled resource-metric rule (cpu or memory).
+type ResourceQuery struct {
+	container      *template.Template
+	node           *template.Template
+	resources      *resourceMapping
+	containerLabel string
+}
+
+// Compile validates cfg and compiles it; mapper normalizes resource overrides and template
+// labels (pass the provider's RESTMapper, or StaticMapper offline). All errors are returned,
+// each naming its field path.
+func Compile(cfg *Config, mapper ResourceMapper) (*RuleSet, error) {
+	if errs := cfg.Validate(); len(errs) > 0 {
+		return nil, fmt.Errorf("invalid rule file: %w", errs.ToAggregate())
+	}
+	var errs field.ErrorList
+	set := &RuleSet{}
+	for i, rc := range cfg.Rules {
+		r, err := compileRule(rc, mapper, false)
+		if err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("rules").Index(i), rc.SeriesQuery, err.Error()))
+			continue
+		}
+		set.Custom = append(set.Custom, r)
+	}
+	for i, rc := range cfg.ExternalRules {
+		r, err := compileRule(rc, mapper, true)
+		if err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("externalRules").Index(i), rc.SeriesQuery, err.Error()))
+			continue
+		}
+		set.External = append(set.External, r)
+	}
+	if rr := cfg.ResourceRules; rr != nil {
+		set.Resource = &ResourceQueries{Window: time.Duration(rr.Window)}
+		var err error
+		path := field.NewPath("resourceRules")
+		if set.Resource.CPU, err = compileResourceRule(rr.CPU, mapper); err != nil {
+			errs = append(errs, field.Invalid(path.Child("cpu"), "", err.Error()))
+		}
+		if set.Resource.Memory, err = compileResourceRule(rr.Memory, mapper); err != nil {
+			errs = append(errs, field.Invalid(path.Child("memory"), "", err.Error()))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("compile rule file: %w", errs.ToAggregate())
+	}
+	return set, nil
+}
+
+func compileResourceRule(cfg ResourceRule, mapper ResourceMapper) (*ResourceQuery, error) {
+	rm, err := compileResourceMapping(cfg.Resources, mapper)
+	if err != nil {
+		return nil, fmt.Errorf("resources.%w", err)
+	}
+	container, err := parseQueryTemplate(cfg.ContainerQuery)
+	if err != nil {
+		return nil, fmt.Errorf("containerQuery: %w", err)
+	}
+	node, err := parseQueryTemplate(cfg.NodeQuery)
+	if err != nil {
+		return nil, fmt.Errorf("nodeQuery: %w", err)
+	}
+	return &ResourceQuery{container: container, node: node, resources: rm, containerLabel: cfg.ContainerLabel}, nil
+}
+
+// ContainerQuery renders the per-container query for pods (req.Resource is pods); results are
+// grouped by the pod label and ContainerLabel. req.Series may be empty: resource queries name
+// their series themselves.
+func (r *ResourceQuery) ContainerQuery(req ObjectRequest) (string, error) {
+	return objectQuery(r.container, r.resources, req, r.containerLabel)
+}
+
+// NodeQuery renders the per-node query (req.Resource is nodes, req.Namespace empty).
+func (r *ResourceQuery) NodeQuery(req ObjectRequest) (string, error) {
+	return objectQuery(r.node, r.resources, req)
+}
+
+// ContainerLabel returns the label holding container names in ContainerQuery results.
+func (r *ResourceQuery) ContainerLabel() string { return r.containerLabel }
+
+// LabelForResource returns the label carrying object names of gr in this rule's results.
+func (r *ResourceQuery) LabelForResource(gr schema.GroupResource) (string, error) {
+	return r.resources.labelForResource(gr)
+}

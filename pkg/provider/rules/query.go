@@ -1,0 +1,136 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"text/template"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// ErrNoObjectNames is returned for an object request with no names and AllObjects unset.
+var ErrNoObjectNames = errors.New("no object names requested")
+
+// ObjectRequest is a request for a custom (or resource) metric on Kubernetes objects.
+type ObjectRequest struct {
+	// Series is the Prometheus series name, SeriesInfo.Series of the discovered series.
+	Series string
+	// Resource is the normalized (plural) group-resource of the objects.
+	Resource schema.GroupResource
+	// Namespace scopes the objects; empty for root-scoped resources.
+	Namespace string
+	// Names are the object names; see ChunkNames for long lists.
+	Names []string
+	// AllObjects matches every object of Resource (`label!=""`) instead of Names; the caller
+	// filters the result by name.
+	AllObjects bool
+	// Selector is the metric label selector; nil selects everything.
+	Selector labels.Selector
+}
+
+// ExternalRequest is a request for an external metric.
+type ExternalRequest struct {
+	// Series is the Prometheus series name, SeriesInfo.Series of the discovered series.
+	Series string
+	// Namespace is the namespace of the request; it is matched when the rule is namespaced.
+	Namespace string
+	// Selector is the metric label selector; nil selects everything.
+	Selector labels.Selector
+}
+
+// objectQuery renders an object query with the given extra group-by labels; it serves custom
+// rules and both resource-rule queries.
+func objectQuery(tmpl *template.Template, rm *resourceMapping, req ObjectRequest, extraGroupBy ...string) (string, error) {
+	if req.Series != "" {
+		if err := checkSeriesName(req.Series); err != nil {
+			return "", err
+		}
+	}
+	ms, err := SelectorMatchers(req.Selector)
+	if err != nil {
+		return "", err
+	}
+	if req.Namespace != "" {
+		nsLabel, err := rm.labelForResource(namespacesResource())
+		if err != nil {
+			return "", err
+		}
+		m, err := valueMatcher(nsLabel, req.Namespace)
+		if err != nil {
+			return "", fmt.Errorf("namespace: %w", err)
+		}
+		ms = append(ms, m)
+	}
+	resLabel, err := rm.labelForResource(req.Resource)
+	if err != nil {
+		return "", err
+	}
+	nm, err := namesMatcher(resLabel, req.Names, req.AllObjects)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", req.Resource.String(), err)
+	}
+	ms = append(ms, nm)
+	groupBy := append([]string{resLabel}, extraGroupBy...)
+	q, err := renderQuery(tmpl, queryArgs(req.Series, ms, groupBy))
+	if err != nil {
+		return "", fmt.Errorf("render query for series %q on %s: %w", req.Series, req.Resource.String(), err)
+	}
+	return q, nil
+}
+
+// valueMatcher is an equality matcher on a request-provided value.
+func valueMatcher(label, value string) (Matcher, error) {
+	if err := checkLabelName(label); err != nil {
+		return Matcher{}, err
+	}
+	if !utf8.ValidString(value) {
+		return Matcher{}, ErrInvalidValue
+	}
+	return Matcher{Label: label, Op: string(opEqual), Value: value}, nil
+}
+
+// Query renders the PromQL for a custom-metric request of a custom rule. Its result has one
+// series per object, labelled with LabelForResource(req.Resource).
+func (r *Rule) Query(req ObjectRequest) (string, error) {
+	if err := checkSeriesName(req.Series); err != nil {
+		return "", err
+	}
+	return objectQuery(r.query, r.resources, req)
+}
+
+// ExternalQuery renders the PromQL for an external-metric request of an external rule. The
+// namespace is matched only when the rule is namespaced (the default); an external rule without
+// a namespace mapping matches it on the "namespace" label.
+func (r *Rule) ExternalQuery(req ExternalRequest) (string, error) {
+	if err := checkSeriesName(req.Series); err != nil {
+		return "", err
+	}
+	ms, err := SelectorMatchers(req.Selector)
+	if err != nil {
+		return "", err
+	}
+	if r.namespaced && req.Namespace != "" {
+		nsLabel, err := r.resources.labelForResource(namespacesResource())
+		if err != nil {
+			nsLabel = "namespace"
+		}
+		m, err := valueMatcher(nsLabel, req.Namespace)
+		if err != nil {
+			return "", fmt.Errorf("namespace: %w", err)
+		}
+		ms = append(ms, m)
+	}
+	q, err := renderQuery(r.query, queryArgs(req.Series, ms, nil))
+	if err != nil {
+		return "", fmt.Errorf("render external query for series %q: %w", req.Series, err)
+	}
+	return q, nil
+}
+
+// LabelForResource returns the Prometheus label carrying object names of gr, with which the
+// caller maps result samples back to objects.
+func (r *Rule) LabelForResource(gr schema.GroupResource) (string, error) {
+	return r.resources.labelForResource(gr)
+}

@@ -1,0 +1,212 @@
+package rules
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func mustSelector(t *testing.T, s string) labels.Selector {
+	t.Helper()
+	sel, err := labels.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
+}
+
+func TestQueryRendering(t *testing.T) {
+	def := mustCompile(t, Default())
+	adapter := loadTestdata(t)
+	tests := []struct {
+		name string
+		rule *Rule
+		req  ObjectRequest
+		want string
+	}{
+		{
+			name: "seed: several pods are matched with an anchored alternation and rated over 1m",
+			rule: def.Custom[0],
+			req:  ObjectRequest{Series: "zdns_vanguard_queries_total", Resource: podsGR, Namespace: "dns", Names: []string{"a", "b"}},
+			want: `sum(rate(zdns_vanguard_queries_total{namespace="dns",pod=~"a|b"}[1m])) by (pod)`,
+		},
+		{
+			name: "one object is matched with =",
+			rule: def.Custom[2],
+			req:  ObjectRequest{Series: "zdns_vanguard_qps", Resource: podsGR, Namespace: "dns", Names: []string{"a"}},
+			want: `sum(zdns_vanguard_qps{namespace="dns",pod="a"}) by (pod)`,
+		},
+		{
+			name: "a namespace object is root-scoped and grouped by the namespace label",
+			rule: def.Custom[0],
+			req:  ObjectRequest{Series: "zdns_vanguard_queries_total", Resource: namespacesGR, Names: []string{"dns"}},
+			want: `sum(rate(zdns_vanguard_queries_total{namespace="dns"}[1m])) by (namespace)`,
+		},
+		{
+			name: "the metric label selector comes first, then namespace, then names",
+			rule: def.Custom[2],
+			req: ObjectRequest{Series: "zdns_vanguard_qps", Resource: podsGR, Namespace: "dns", Names: []string{"a"},
+				Selector: mustSelector(t, "zone=eu,tier in (web,api),!canary,shard")},
+			want: `sum(zdns_vanguard_qps{canary="",shard!="",tier=~"api|web",zone="eu",namespace="dns",pod="a"}) by (pod)`,
+		},
+		{
+			name: "AllObjects matches any object of the resource with label!=\"\"",
+			rule: def.Custom[2],
+			req:  ObjectRequest{Series: "zdns_vanguard_qps", Resource: podsGR, Namespace: "dns", AllObjects: true},
+			want: `sum(zdns_vanguard_qps{namespace="dns",pod!=""}) by (pod)`,
+		},
+		{
+			name: "names with regex metacharacters are quoted, so a dotted name matches only itself",
+			rule: def.Custom[2],
+			req:  ObjectRequest{Series: "zdns_vanguard_qps", Resource: podsGR, Namespace: "dns", Names: []string{"a.b", "c"}},
+			want: `sum(zdns_vanguard_qps{namespace="dns",pod=~"a\\.b|c"}) by (pod)`,
+		},
+		{
+			name: "prometheus-adapter template rule: the resource label comes from the template",
+			rule: adapter.Custom[4],
+			req:  ObjectRequest{Series: "http_requests_total", Resource: servicesGR, Namespace: "shop", Names: []string{"web"}},
+			want: `sum(rate(http_requests_total{namespace="shop",service="web"}[2m])) by (service)`,
+		},
+		{
+			name: "prometheus-adapter override rule: the resource label comes from the override",
+			rule: adapter.Custom[5],
+			req:  ObjectRequest{Series: "checkout_backlog", Resource: deploymentsGR, Namespace: "shop", Names: []string{"cart"}},
+			want: `max(checkout_backlog{namespace="shop",microservice="cart"}) by (microservice)`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.rule.Query(tc.req)
+			if err != nil {
+				t.Fatalf("Query: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("query (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestQueryTemplateFieldsMatchPrometheusAdapter(t *testing.T) {
+	cfg := &Config{Rules: []DiscoveryRule{{
+		SeriesQuery: `{namespace!="",pod!=""}`,
+		Resources:   ResourceMapping{Template: "<<.Resource>>"},
+		MetricsQuery: `<<.Series>>|<<.LabelMatchers>>|<<.GroupBy>>|<<range .GroupBySlice>>[<<.>>]<<end>>|` +
+			`<<.LabelValuesByName.pod>>|<<.LabelValuesByName.namespace>>|<<.LabelValuesByName.app>>`,
+	}}}
+	rule := mustCompile(t, cfg).Custom[0]
+	got, err := rule.Query(ObjectRequest{Series: "s", Resource: podsGR, Namespace: "n\"s", Names: []string{"a.b", "c"},
+		Selector: mustSelector(t, "app=web")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `s|app="web",namespace="n\"s",pod=~"a\\.b|c"|pod|[pod]|a\\.b|c|n\"s|web`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rendered fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestExternalQueryRendering(t *testing.T) {
+	def := mustCompile(t, Default())
+	adapter := loadTestdata(t)
+	tests := []struct {
+		name string
+		rule *Rule
+		req  ExternalRequest
+		want string
+	}{
+		{
+			name: "default external rule: the namespace and selector are matched and summed to one value",
+			rule: def.External[0],
+			req:  ExternalRequest{Series: "zdns_vanguard_queries_total", Namespace: "dns", Selector: mustSelector(t, "zone=eu")},
+			want: `sum(rate(zdns_vanguard_queries_total{zone="eu",namespace="dns"}[1m]))`,
+		},
+		{
+			name: "an external rule without resources is namespaced on the namespace label (prometheus-adapter fails here)",
+			rule: adapter.External[0],
+			req:  ExternalRequest{Series: "queue_consumer_lag", Namespace: "ns", Selector: mustSelector(t, "name in (orders,payments)")},
+			want: `sum(queue_consumer_lag{name=~"orders|payments",namespace="ns"}) by (name)`,
+		},
+		{
+			name: "namespaced: false ignores the request's namespace",
+			rule: adapter.External[1],
+			req:  ExternalRequest{Series: "queue_depth", Namespace: "ns"},
+			want: `sum(queue_depth{}) by (name)`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.rule.ExternalQuery(tc.req)
+			if err != nil {
+				t.Fatalf("ExternalQuery: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("query (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestResourceQueries(t *testing.T) {
+	res := loadTestdata(t).Resource
+	cpu, err := res.CPU.ContainerQuery(ObjectRequest{Resource: podsGR, Namespace: "ns", Names: []string{"a", "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCPU := "sum by (pod,container) (\n  rate(container_cpu_usage_seconds_total{container!=\"\",namespace=\"ns\",pod=~\"a|b\"}[3m])\n)\n"
+	if diff := cmp.Diff(wantCPU, cpu); diff != "" {
+		t.Errorf("cpu container query: container queries group by the pod and container labels (-want +got):\n%s", diff)
+	}
+	mem, err := res.Memory.NodeQuery(ObjectRequest{Resource: schema.GroupResource{Resource: "nodes"}, Names: []string{"n1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(mem, `node_memory_MemTotal_bytes{node="n1"}[3m]`) || !strings.HasPrefix(mem, "sum by (node) (") {
+		t.Errorf("memory node query: node queries group by the node label; got %q", mem)
+	}
+	if diff := cmp.Diff([]any{"container", int64(180)}, []any{res.CPU.ContainerLabel(), int64(res.Window.Seconds())}); diff != "" {
+		t.Errorf("container label, window (-want +got):\n%s", diff)
+	}
+}
+
+func TestQueryErrors(t *testing.T) {
+	rule := mustCompile(t, Default()).Custom[2]
+	base := ObjectRequest{Series: "zdns_vanguard_qps", Resource: podsGR, Namespace: "dns", Names: []string{"a"}}
+	with := func(f func(*ObjectRequest)) ObjectRequest { r := base; f(&r); return r }
+	tests := []struct {
+		name string
+		req  ObjectRequest
+		want error
+	}{
+		{"gt is unsupported", with(func(r *ObjectRequest) { r.Selector = mustSelector(t, "shard>3") }), ErrUnsupportedOperator},
+		{"lt is unsupported", with(func(r *ObjectRequest) { r.Selector = mustSelector(t, "shard<3") }), ErrUnsupportedOperator},
+		{"a Kubernetes label key with a prefix is no Prometheus label", with(func(r *ObjectRequest) { r.Selector = mustSelector(t, "app.kubernetes.io/name=web") }), ErrInvalidLabelName},
+		{"a reserved __ label is refused", with(func(r *ObjectRequest) { r.Selector = labels.SelectorFromValidatedSet(labels.Set{"__name__": "secret"}) }), ErrInvalidLabelName},
+		{"no names without AllObjects is an error", with(func(r *ObjectRequest) { r.Names = nil }), ErrNoObjectNames},
+		{"a series name with PromQL syntax is refused", with(func(r *ObjectRequest) { r.Series = `up} or vector(1) #` }), ErrInvalidSeriesName},
+		{"an object name that is not UTF-8 is refused", with(func(r *ObjectRequest) { r.Names = []string{"a\xff"} }), ErrInvalidValue},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := rule.Query(tc.req)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("Query error = %v, want %v", err, tc.want)
+			}
+		})
+	}
+	t.Run("an unsupported operator says so, for the 400 message", func(t *testing.T) {
+		_, err := rule.Query(tests[0].req)
+		if err == nil || !containsAll(err.Error(), "unsupported", "gt", "shard") {
+			t.Errorf("error %v does not name the unsupported operator and label", err)
+		}
+	})
+	t.Run("a resource the rule does not map has no label", func(t *testing.T) {
+		if _, err := rule.Query(with(func(r *ObjectRequest) { r.Resource = servicesGR })); err == nil {
+			t.Error("Query for services succeeded on a pod/namespace rule")
+		}
+	})
+}

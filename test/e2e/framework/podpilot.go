@@ -1,0 +1,131 @@
+package framework
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Podpilot is a podpilot process running against the cluster.
+type Podpilot struct {
+	// Port is its secure port on 127.0.0.1.
+	Port int
+	// LogPath is the file its output goes to.
+	LogPath string
+	cmd     *exec.Cmd
+	done    chan struct{}
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that nothing listens on now.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// StartPodpilot runs binary (bin/podpilot) against the cluster with the
+// cluster-admin kubeconfig plus args, and stops it when the test ends.
+// Its pid is recorded in the cluster's state so hack/local-down.sh stops it
+// too if the test binary dies.
+func (c *Cluster) StartPodpilot(t testing.TB, binary string, args ...string) *Podpilot {
+	t.Helper()
+	port, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("podpilot-%d", port)
+	p := &Podpilot{Port: port, LogPath: filepath.Join(c.StateDir, "logs", name+".log"), done: make(chan struct{})}
+	base := []string{
+		"--secure-port=" + strconv.Itoa(port), "--bind-address=127.0.0.1",
+		"--lister-kubeconfig=" + c.Kubeconfig,
+		"--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig,
+	}
+	logf, err := os.Create(p.LogPath)
+	if err != nil {
+		t.Fatalf("create podpilot log: %v", err)
+	}
+	p.cmd = exec.Command(binary, append(base, args...)...)
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start podpilot: %v", err)
+	}
+	pidFile := filepath.Join(c.StateDir, "pids", name+".pid")
+	_ = os.WriteFile(pidFile, []byte(strconv.Itoa(p.cmd.Process.Pid)), 0o644)
+	go func() { _ = p.cmd.Wait(); logf.Close(); close(p.done) }()
+	t.Cleanup(func() {
+		p.Stop()
+		_ = os.Remove(pidFile)
+		if t.Failed() {
+			if b, err := os.ReadFile(p.LogPath); err == nil {
+				t.Logf("podpilot log (%s), last part:\n%s", p.LogPath, tail(b, 4000))
+			}
+		}
+	})
+	return p
+}
+
+// Stop terminates podpilot and waits for it to exit.
+func (p *Podpilot) Stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// Exited reports whether the process has ended.
+func (p *Podpilot) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Get fetches path from podpilot's secure port without credentials (its
+// certificate is self-signed) and returns the status code and body.
+func (p *Podpilot) Get(ctx context.Context, path string) (int, string, error) {
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed local test server
+	}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d%s", p.Port, path), nil)
+	if err != nil {
+		return 0, "", fmt.Errorf("build request: %w", err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, "", fmt.Errorf("get %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	b := make([]byte, 64<<10)
+	n, _ := resp.Body.Read(b)
+	return resp.StatusCode, string(b[:n]), nil
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}

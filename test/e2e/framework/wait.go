@@ -1,0 +1,36 @@
+package framework
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// Condition reports whether what a test waits for holds, and a short
+// description of the state it saw, which WaitFor prints if it times out.
+type Condition func(ctx context.Context) (done bool, state string, err error)
+
+// WaitFor polls cond every 250ms until it holds, and fails the test with what
+// it waited for and the last state seen if it does not within timeout.
+// An error from cond is treated as a state, not a failure: clusters are
+// eventually consistent.
+func WaitFor(ctx context.Context, t testing.TB, timeout time.Duration, what string, cond Condition) {
+	t.Helper()
+	var last string
+	start := time.Now()
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		done, state, err := cond(ctx)
+		if err != nil {
+			last = "error: " + err.Error()
+			return false, nil
+		}
+		last = state
+		return done, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
+	}
+	t.Logf("%s after %s", what, time.Since(start).Round(time.Millisecond))
+}

@@ -1,0 +1,63 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/podpilot/podpilot/test/e2e/framework"
+)
+
+// Environment the e2e tests read:
+//   PODPILOT_E2E_ENV   env file of a cluster already running (hack/local-up.sh's
+//                      $PODPILOT_STATE_DIR/env): use it instead of starting one.
+//   PODPILOT_E2E_KEEP  if 1, leave the cluster the tests started running.
+var (
+	cluster *framework.Cluster
+	// podpilotBinary is bin/podpilot built from this tree by TestMain.
+	podpilotBinary string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	root := framework.RepoRoot()
+	podpilotBinary = filepath.Join(root, "bin", "podpilot")
+	build := exec.CommandContext(ctx, "go", "build", "-o", podpilotBinary, "./cmd/adapter")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "build podpilot: %v\n", err)
+		return 1
+	}
+	state, err := os.MkdirTemp("", "podpilot-e2e-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "state dir: %v\n", err)
+		return 1
+	}
+	start := time.Now()
+	c, err := framework.Up(ctx, state, os.Getenv("PODPILOT_E2E_ENV"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start local control plane: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "local control plane up in %s (state %s)\n", time.Since(start).Round(time.Millisecond), c.StateDir)
+	cluster = c
+	code := m.Run()
+	if os.Getenv("PODPILOT_E2E_KEEP") == "1" {
+		fmt.Fprintf(os.Stderr, "leaving the cluster running: source %s/env\n", c.StateDir)
+		return code
+	}
+	if err := c.Down(context.Background()); err != nil {
+		fmt.Fprintf(os.Stderr, "stop local control plane: %v\n", err)
+		return 1
+	}
+	return code
+}
