@@ -13,9 +13,10 @@ import (
 )
 
 // Environment the e2e tests read:
-//   PODPILOT_E2E_ENV   env file of a cluster already running (hack/local-up.sh's
-//                      $PODPILOT_STATE_DIR/env): use it instead of starting one.
-//   PODPILOT_E2E_KEEP  if 1, leave the cluster the tests started running.
+//
+//	PODPILOT_E2E_ENV   env file of a cluster already running (hack/local-up.sh's
+//	                   $PODPILOT_STATE_DIR/env): use it instead of starting one.
+//	PODPILOT_E2E_KEEP  if 1, leave the cluster the tests started running.
 var (
 	cluster *framework.Cluster
 	// podpilotBinary is bin/podpilot built from this tree by TestMain.
