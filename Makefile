@@ -21,7 +21,7 @@ all: build
 
 .PHONY: build
 build: ## Build bin/podpilot.
-	go build -trimpath -ldflags "$(LDFLAGS)" -o bin/podpilot ./cmd/adapter
+	go build -ldflags "$(LDFLAGS)" -o bin/podpilot ./cmd/adapter
 
 .PHONY: tools
 tools: ## Build etcd, kube-apiserver, kube-controller-manager and kwok (cached) and install Prometheus.

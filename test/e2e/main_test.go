@@ -21,7 +21,24 @@ var (
 	cluster *framework.Cluster
 	// podpilotBinary is bin/podpilot built from this tree by TestMain.
 	podpilotBinary string
+	// metricsServer is the podpilot serving the cluster's metrics APIs for
+	// every test; tests that need another configuration start their own.
+	metricsServer *framework.Podpilot
 )
+
+// startMetricsServer starts the shared podpilot with the default rules and a
+// short discovery interval, and registers its APIServices.
+func startMetricsServer(ctx context.Context) error {
+	p, err := cluster.RunPodpilot(podpilotBinary, "--metrics-relist-interval=2s", "--metrics-max-age=5m", "-v=2")
+	if err != nil {
+		return err
+	}
+	metricsServer = p
+	if err := p.WaitReady(ctx, time.Minute); err != nil {
+		return err
+	}
+	return cluster.RegisterMetricsAPIs(ctx, p.Port)
+}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -51,7 +68,13 @@ func run(m *testing.M) int {
 	}
 	fmt.Fprintf(os.Stderr, "local control plane up in %s (state %s)\n", time.Since(start).Round(time.Millisecond), c.StateDir)
 	cluster = c
+	if err := startMetricsServer(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "start the shared podpilot: %v\n", err)
+		_ = c.Down(context.Background())
+		return 1
+	}
 	code := m.Run()
+	metricsServer.Stop()
 	if os.Getenv("PODPILOT_E2E_KEEP") == "1" {
 		fmt.Fprintf(os.Stderr, "leaving the cluster running: source %s/env\n", c.StateDir)
 		return code

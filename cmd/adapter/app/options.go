@@ -9,6 +9,9 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/version/verflag"
 	basecmd "sigs.k8s.io/custom-metrics-apiserver/pkg/cmd"
+
+	"github.com/podpilot/podpilot/pkg/provider/metricsapi"
+	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 )
 
 // defaultSecurePort is where podpilot serves its API when --secure-port is not set.
@@ -20,13 +23,21 @@ type Options struct {
 	// Adapter carries the API server's serving, delegated authentication and
 	// authorization, and Kubernetes client options.
 	Adapter basecmd.AdapterBase
+	// Prometheus configures the connection to Prometheus.
+	Prometheus *prometheus.Options
+	// Metrics configures the rule file and metric discovery.
+	Metrics *metricsapi.Options
 	// Logs configures klog through component-base.
 	Logs *logsapi.LoggingConfiguration
 }
 
 // NewOptions returns Options with podpilot's defaults.
 func NewOptions() *Options {
-	o := &Options{Logs: logsapi.NewLoggingConfiguration()}
+	o := &Options{
+		Prometheus: prometheus.NewOptions(),
+		Metrics:    metricsapi.NewOptions(),
+		Logs:       logsapi.NewLoggingConfiguration(),
+	}
 	o.Adapter.Name = "podpilot"
 	return o
 }
@@ -50,6 +61,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 		f.DefValue = ""
 	}
 
+	o.Prometheus.AddFlags(fss.FlagSet("prometheus"))
+	o.Metrics.AddFlags(fss.FlagSet("metrics discovery"))
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logging"))
 	verflag.AddFlags(fss.FlagSet("global"))
 	fss.FlagSet("global").BoolP("help", "h", false, "Print this help and exit.")
@@ -60,6 +73,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 func (o *Options) Validate() error {
 	var errs []error
 	errs = append(errs, o.Adapter.CustomMetricsAdapterServerOptions.Validate()...)
+	errs = append(errs, o.Prometheus.Validate()...)
+	errs = append(errs, o.Metrics.Validate()...)
 	errs = append(errs, logsapi.Validate(o.Logs, nil, nil).ToAggregate())
 	return utilerrors.NewAggregate(errs)
 }

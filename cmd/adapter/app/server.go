@@ -5,13 +5,22 @@ import (
 	"fmt"
 	"os"
 
+	promclient "github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/metadata"
 	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/term"
 	"k8s.io/component-base/version"
 	"k8s.io/component-base/version/verflag"
 	"k8s.io/klog/v2"
+
+	"github.com/podpilot/podpilot/pkg/provider/metricsapi"
+	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 )
 
 // NewCommand returns podpilot's root command.
@@ -49,12 +58,68 @@ func Run(ctx context.Context, o *Options) error {
 	logger := klog.FromContext(ctx)
 	logger.Info("Starting podpilot", "version", version.Get().GitVersion)
 
+	registry := metrics.NewKubeRegistry()
+	provider, err := newProvider(o, registry)
+	if err != nil {
+		return err
+	}
+	o.Adapter.WithCustomMetrics(provider)
+	o.Adapter.WithExternalMetrics(provider)
+	// podpilot serves /metrics itself, from the apiserver's and its own registry.
+	o.Adapter.EnableMetrics = false
 	srv, err := o.Adapter.Server()
 	if err != nil {
 		return fmt.Errorf("build API server: %w", err)
 	}
-	if err := srv.GenericAPIServer.PrepareRun().RunWithContext(ctx); err != nil {
-		return fmt.Errorf("run API server: %w", err)
+	if err := srv.GenericAPIServer.AddReadyzChecks(provider.HealthChecker()); err != nil {
+		return fmt.Errorf("add readiness check: %w", err)
 	}
-	return nil
+	srv.GenericAPIServer.Handler.NonGoRestfulMux.Handle("/metrics", promhttp.HandlerFor(
+		promclient.Gatherers{legacyregistry.DefaultGatherer, registry}, promhttp.HandlerOpts{}))
+
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return provider.Run(ctx) })
+	g.Go(func() error {
+		if err := srv.GenericAPIServer.PrepareRun().RunWithContext(ctx); err != nil {
+			return fmt.Errorf("run API server: %w", err)
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// newProvider builds the Prometheus-backed metrics provider shared by the API
+// server and the autoscaler.
+func newProvider(o *Options, registry metrics.KubeRegistry) (*metricsapi.Provider, error) {
+	promCfg, err := o.Prometheus.Config()
+	if err != nil {
+		return nil, fmt.Errorf("prometheus options: %w", err)
+	}
+	promMetrics, err := prometheus.NewMetrics(registry)
+	if err != nil {
+		return nil, fmt.Errorf("register prometheus client metrics: %w", err)
+	}
+	prom, err := prometheus.New(promCfg, promMetrics)
+	if err != nil {
+		return nil, fmt.Errorf("build prometheus client: %w", err)
+	}
+	mapper, err := o.Adapter.RESTMapper()
+	if err != nil {
+		return nil, fmt.Errorf("build REST mapper: %w", err)
+	}
+	restCfg, err := o.Adapter.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client config: %w", err)
+	}
+	meta, err := metadata.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("build metadata client: %w", err)
+	}
+	p, err := metricsapi.New(metricsapi.Config{
+		Options: *o.Metrics, Prometheus: prom, Mapper: mapper, Metadata: meta, Registry: registry,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("build metrics provider: %w", err)
+	}
+	return p, nil
 }

@@ -8,12 +8,13 @@ package rules
 // same resource (zdns_vanguard_queries_total and a gauge zdns_vanguard_qps), the earlier rule,
 // the counter, wins. Counters are rated over 1m: scrape every 30s or faster (15s recommended).
 //
+// Per-namespace gauges (no pod label) are served for namespaces too.
 // Custom metrics are served for pods and namespaces only (labels pod and namespace, as
 // overrides rather than a template, so a scrape label such as job is never taken for batch/jobs).
 // External metrics are every series with a namespace label, matched on the request's namespace
 // and the metric label selector and summed into one value. Histogram buckets and OpenMetrics
 // _created series are skipped. All custom rules share one discovery selector, as do external
-// ones, so discovery costs two /api/v1/series calls.
+// ones, so discovery costs three /api/v1/series calls.
 const DefaultYAML = `# podpilot default rules (prometheus-adapter format).
 rules:
 # Per-pod counters X_queries_total are served as per-second rates named X_qps.
@@ -46,6 +47,14 @@ rules:
     overrides:
       namespace: {resource: namespace}
       pod: {resource: pod}
+  metricsQuery: sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)
+# Per-namespace gauges (a namespace label and no pod label) are served for namespaces.
+- seriesQuery: '{namespace!="",pod=""}'
+  seriesFilters:
+  - isNot: (_total|_bucket|_created)$
+  resources:
+    overrides:
+      namespace: {resource: namespace}
   metricsQuery: sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)
 externalRules:
 # Any series with a namespace label, summed over the request's namespace and selector.
@@ -90,6 +99,7 @@ func Default() *Config {
 	const (
 		perPod  = `{namespace!="",pod!=""}`
 		perNS   = `{namespace!=""}`
+		nsOnly  = `{namespace!="",pod=""}`
 		rate    = `sum(rate(<<.Series>>{<<.LabelMatchers>>}[1m]))`
 		gauge   = `sum(<<.Series>>{<<.LabelMatchers>>})`
 		byGroup = ` by (<<.GroupBy>>)`
@@ -103,6 +113,7 @@ func Default() *Config {
 			{SeriesQuery: perPod, Resources: podMapping(), Name: qps, MetricsQuery: rate + byGroup},
 			{SeriesQuery: perPod, SeriesFilters: notQueries, Resources: podMapping(), Name: perSecond, MetricsQuery: rate + byGroup},
 			{SeriesQuery: perPod, SeriesFilters: notCounters, Resources: podMapping(), MetricsQuery: gauge + byGroup},
+			{SeriesQuery: nsOnly, SeriesFilters: notCounters, Resources: nsMapping(), MetricsQuery: gauge + byGroup},
 		},
 		ExternalRules: []DiscoveryRule{
 			{SeriesQuery: perNS, Resources: nsMapping(), Name: qps, MetricsQuery: rate},

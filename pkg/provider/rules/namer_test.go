@@ -168,8 +168,10 @@ func TestDescribeDefaultRules(t *testing.T) {
 			series: podSeries("request_duration_seconds_bucket", "le", "0.1"),
 		},
 		{
-			name:     "a series with a namespace but no pod is external only",
-			series:   Series{Name: "queue_depth", Labels: map[string]string{"namespace": "ns", "queue": "q"}},
+			name:   "a gauge with a namespace but no pod is served for its namespace and as external",
+			series: Series{Name: "queue_depth", Labels: map[string]string{"namespace": "ns", "queue": "q"}},
+			custom: []served{{3, SeriesInfo{Series: "queue_depth", Metric: "queue_depth", Namespaced: true,
+				Resources: []ResourceInfo{{GroupResource: namespacesGR}}}}},
 			external: []served{{2, SeriesInfo{Series: "queue_depth", Metric: "queue_depth", Namespaced: true}}},
 		},
 		{

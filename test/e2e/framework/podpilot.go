@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Podpilot is a podpilot process running against the cluster.
@@ -21,6 +23,7 @@ type Podpilot struct {
 	Port int
 	// LogPath is the file its output goes to.
 	LogPath string
+	pidFile string
 	cmd     *exec.Cmd
 	done    chan struct{}
 }
@@ -35,46 +38,81 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// StartPodpilot runs binary (bin/podpilot) against the cluster with the
-// cluster-admin kubeconfig plus args, and stops it when the test ends.
-// Its pid is recorded in the cluster's state so hack/local-down.sh stops it
-// too if the test binary dies.
+// StartPodpilot runs binary (bin/podpilot) against the cluster and its
+// Prometheus with the cluster-admin kubeconfig plus args, and stops it when
+// the test ends, printing the end of its log if the test failed.
 func (c *Cluster) StartPodpilot(t testing.TB, binary string, args ...string) *Podpilot {
 	t.Helper()
-	port, err := FreePort()
+	p, err := c.RunPodpilot(binary, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() {
+			t.Logf("podpilot log (%s), last part:\n%s", p.LogPath, p.LogTail(4000))
+		}
+	})
+	return p
+}
+
+// RunPodpilot is StartPodpilot for callers without a test: the caller stops it.
+// Its pid is recorded in the cluster's state so hack/local-down.sh stops it
+// too if the caller dies.
+func (c *Cluster) RunPodpilot(binary string, args ...string) (*Podpilot, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
 	name := fmt.Sprintf("podpilot-%d", port)
-	p := &Podpilot{Port: port, LogPath: filepath.Join(c.StateDir, "logs", name+".log"), done: make(chan struct{})}
+	p := &Podpilot{
+		Port: port, LogPath: filepath.Join(c.StateDir, "logs", name+".log"),
+		pidFile: filepath.Join(c.StateDir, "pids", name+".pid"), done: make(chan struct{}),
+	}
 	base := []string{
 		"--secure-port=" + strconv.Itoa(port), "--bind-address=127.0.0.1",
 		"--lister-kubeconfig=" + c.Kubeconfig,
 		"--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig,
+		"--prometheus-url=" + c.PrometheusURL,
 	}
 	logf, err := os.Create(p.LogPath)
 	if err != nil {
-		t.Fatalf("create podpilot log: %v", err)
+		return nil, fmt.Errorf("create podpilot log: %w", err)
 	}
 	p.cmd = exec.Command(binary, append(base, args...)...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start podpilot: %v", err)
+		logf.Close()
+		return nil, fmt.Errorf("start podpilot: %w", err)
 	}
-	pidFile := filepath.Join(c.StateDir, "pids", name+".pid")
-	_ = os.WriteFile(pidFile, []byte(strconv.Itoa(p.cmd.Process.Pid)), 0o644)
+	_ = os.WriteFile(p.pidFile, []byte(strconv.Itoa(p.cmd.Process.Pid)), 0o644)
 	go func() { _ = p.cmd.Wait(); logf.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		p.Stop()
-		_ = os.Remove(pidFile)
-		if t.Failed() {
-			if b, err := os.ReadFile(p.LogPath); err == nil {
-				t.Logf("podpilot log (%s), last part:\n%s", p.LogPath, tail(b, 4000))
-			}
+	return p, nil
+}
+
+// LogTail returns the last n bytes of podpilot's log.
+func (p *Podpilot) LogTail(n int) string {
+	b, err := os.ReadFile(p.LogPath)
+	if err != nil {
+		return err.Error()
+	}
+	return tail(b, n)
+}
+
+// WaitReady waits until podpilot's /readyz answers ok.
+func (p *Podpilot) WaitReady(ctx context.Context, timeout time.Duration) error {
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if p.Exited() {
+			return false, fmt.Errorf("podpilot exited; log: %s", p.LogTail(2000))
 		}
+		code, body, err := p.Get(ctx, "/readyz")
+		return err == nil && code == http.StatusOK && body == "ok", nil
 	})
-	return p
+	if err != nil {
+		return fmt.Errorf("podpilot not ready: %w; log: %s", err, p.LogTail(2000))
+	}
+	return nil
 }
 
 // Stop terminates podpilot and waits for it to exit.
@@ -91,6 +129,7 @@ func (p *Podpilot) Stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
+	_ = os.Remove(p.pidFile)
 }
 
 // Exited reports whether the process has ended.

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -18,8 +19,16 @@ type Condition func(ctx context.Context) (done bool, state string, err error)
 // eventually consistent.
 func WaitFor(ctx context.Context, t testing.TB, timeout time.Duration, what string, cond Condition) {
 	t.Helper()
-	var last string
 	start := time.Now()
+	if err := Poll(ctx, timeout, what, cond); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s after %s", what, time.Since(start).Round(time.Millisecond))
+}
+
+// Poll is WaitFor for callers without a test: it returns the failure.
+func Poll(ctx context.Context, timeout time.Duration, what string, cond Condition) error {
+	var last string
 	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		done, state, err := cond(ctx)
 		if err != nil {
@@ -30,7 +39,7 @@ func WaitFor(ctx context.Context, t testing.TB, timeout time.Duration, what stri
 		return done, nil
 	})
 	if err != nil {
-		t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
+		return fmt.Errorf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
 	}
-	t.Logf("%s after %s", what, time.Since(start).Round(time.Millisecond))
+	return nil
 }

@@ -1,0 +1,263 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/server/healthz"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
+	"github.com/podpilot/podpilot/pkg/generated/clientset/versioned"
+	"github.com/podpilot/podpilot/pkg/generated/informers/externalversions"
+	podpilotlisters "github.com/podpilot/podpilot/pkg/generated/listers/autoscaling/v1alpha1"
+)
+
+// Name is the controller's name in events, logs and the work queue's metrics.
+const Name = "podpilot-autoscaler"
+
+var (
+	// ErrCacheSync means the informer caches did not sync before the context ended.
+	ErrCacheSync = errors.New("informer caches did not sync")
+	// ErrAlreadyRunning means Run was called while another Run of the same controller was active.
+	ErrAlreadyRunning = errors.New("autoscaler is already running")
+	// ErrInvalidConfig means a required Config field is missing or the options are invalid.
+	ErrInvalidConfig = errors.New("invalid autoscaler config")
+)
+
+// Config is everything New needs. The informer factories are owned by the caller: New only
+// requests the informers it needs, and the caller starts the factories (before or after Run, on
+// every replica so that readiness can wait for them) and stops them after Run returns.
+type Config struct {
+	// KubeClient writes the scale subresource of the targets.
+	KubeClient kubernetes.Interface
+	// PodpilotClient writes the PodAutoscalers' status.
+	PodpilotClient versioned.Interface
+	// KubeInformers provides the Pod, Deployment and StatefulSet informers.
+	KubeInformers kubeinformers.SharedInformerFactory
+	// PodpilotInformers provides the PodAutoscaler informer.
+	PodpilotInformers externalversions.SharedInformerFactory
+	// CustomSource serves custom metrics, e.g. podpilot's Prometheus provider; nil makes custom
+	// metrics fail (and so never scale down).
+	CustomSource metrics.CustomSource
+	// ResourceSource serves cpu and memory, e.g. metrics.NewMetricsAPISource; nil makes resource
+	// metrics fail.
+	ResourceSource metrics.ResourceSource
+	// Recorder records events on PodAutoscalers; see NewRecorder.
+	Recorder events.EventRecorder
+	// Clock is the time of every round and of the work queue; nil means the real clock.
+	Clock clock.WithTicker
+	// Options are the autoscaler's settings; they must be valid.
+	Options Options
+}
+
+// Controller syncs every PodAutoscaler each sync period. It keeps no per-PodAutoscaler state:
+// the stabilization history lives in each object's status.
+type Controller struct {
+	kube     kubernetes.Interface
+	podpilot versioned.Interface
+	recorder events.EventRecorder
+	clock    clock.WithTicker
+	opts     Options
+	fetcher  *metrics.Fetcher
+
+	paInformer        cache.SharedIndexInformer
+	paLister          podpilotlisters.PodAutoscalerLister
+	podLister         corelisters.PodLister
+	deploymentLister  appslisters.DeploymentLister
+	statefulSetLister appslisters.StatefulSetLister
+	synced            []cache.InformerSynced
+
+	running  atomic.Bool
+	active   atomic.Int32
+	lastTick atomic.Int64
+}
+
+// New returns a Controller for cfg; it registers its informers with the factories.
+func New(cfg Config) (*Controller, error) {
+	if cfg.KubeClient == nil || cfg.PodpilotClient == nil || cfg.KubeInformers == nil || cfg.PodpilotInformers == nil || cfg.Recorder == nil {
+		return nil, fmt.Errorf("clients, informer factories and recorder are required: %w", ErrInvalidConfig)
+	}
+	if errs := cfg.Options.Validate(); len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	fetcher, err := metrics.NewFetcher(metrics.FetcherConfig{
+		Custom: cfg.CustomSource, Resource: cfg.ResourceSource, Clock: cfg.Clock,
+		Freshness: cfg.Options.SyncPeriod / 2, Timeout: cfg.Options.SyncPeriod,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("build metrics fetcher: %w", err)
+	}
+	pas := cfg.PodpilotInformers.Autoscaling().V1alpha1().PodAutoscalers()
+	pods := cfg.KubeInformers.Core().V1().Pods()
+	deployments := cfg.KubeInformers.Apps().V1().Deployments()
+	statefulSets := cfg.KubeInformers.Apps().V1().StatefulSets()
+	return &Controller{
+		kube: cfg.KubeClient, podpilot: cfg.PodpilotClient, recorder: cfg.Recorder, clock: cfg.Clock,
+		opts: cfg.Options, fetcher: fetcher,
+		paInformer: pas.Informer(), paLister: pas.Lister(), podLister: pods.Lister(),
+		deploymentLister: deployments.Lister(), statefulSetLister: statefulSets.Lister(),
+		synced: []cache.InformerSynced{pas.Informer().HasSynced, pods.Informer().HasSynced,
+			deployments.Informer().HasSynced, statefulSets.Informer().HasSynced},
+	}, nil
+}
+
+// Run syncs PodAutoscalers with the configured workers until ctx is done, then shuts its queue
+// down and waits for the workers. Call it once leadership is acquired; it may be called again
+// after it returns. It fails if the caches do not sync.
+func (c *Controller) Run(ctx context.Context) error {
+	if !c.running.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	defer c.running.Store(false)
+	logger := klog.FromContext(ctx)
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedMaxOfRateLimiter(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, c.opts.SyncPeriod),
+		),
+		workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: Name, Clock: c.clock},
+	)
+	defer queue.ShutDown()
+
+	reg, err := c.paInformer.AddEventHandlerWithOptions(handler(queue), cache.HandlerOptions{Logger: &logger})
+	if err != nil {
+		return fmt.Errorf("add PodAutoscaler event handler: %w", err)
+	}
+	defer func() {
+		if err := c.paInformer.RemoveEventHandler(reg); err != nil {
+			logger.Error(err, "Removing PodAutoscaler event handler")
+		}
+	}()
+	logger.Info("Starting autoscaler", "workers", c.opts.Workers, "syncPeriod", c.opts.SyncPeriod)
+	c.tick()
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, append(c.synced, reg.HasSynced)...) {
+		return fmt.Errorf("%s: %w", Name, ErrCacheSync)
+	}
+	c.tick()
+
+	var wg sync.WaitGroup
+	for range c.opts.Workers {
+		wg.Go(func() {
+			wait.UntilWithContext(ctx, func(ctx context.Context) {
+				for c.processNext(ctx, queue) {
+				}
+			}, time.Second)
+		})
+	}
+	wg.Go(func() { c.heartbeat(ctx, queue) })
+	<-ctx.Done()
+	logger.Info("Stopping autoscaler")
+	queue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+// handler enqueues a PodAutoscaler when it appears and when its spec (generation) changes;
+// status updates do not enqueue, the periodic resync covers them.
+func handler(queue workqueue.TypedRateLimitingInterface[cache.ObjectName]) cache.ResourceEventHandler {
+	enqueue := func(obj any) {
+		key, err := cache.ObjectToName(obj)
+		if err != nil {
+			utilruntime.HandleError(fmt.Errorf("key of PodAutoscaler %T: %w", obj, err))
+			return
+		}
+		queue.Add(key)
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue,
+		UpdateFunc: func(oldObj, newObj any) {
+			o, okOld := oldObj.(metav1.Object)
+			n, okNew := newObj.(metav1.Object)
+			if okOld && okNew && o.GetGeneration() == n.GetGeneration() {
+				return
+			}
+			enqueue(newObj)
+		},
+	}
+}
+
+// processNext syncs one PodAutoscaler; it re-adds it after the sync period on success and
+// rate-limited on error. It returns false when the queue is shut down.
+func (c *Controller) processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[cache.ObjectName]) bool {
+	key, shutdown := queue.Get()
+	if shutdown {
+		return false
+	}
+	defer queue.Done(key)
+	c.active.Add(1)
+	err := c.sync(ctx, key)
+	c.active.Add(-1)
+	c.tick()
+	if err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Syncing PodAutoscaler failed, requeuing", "podAutoscaler", klog.KRef(key.Namespace, key.Name))
+		queue.AddRateLimited(key)
+		return true
+	}
+	queue.Forget(key)
+	if _, err := c.paLister.PodAutoscalers(key.Namespace).Get(key.Name); !apierrors.IsNotFound(err) {
+		queue.AddAfter(key, c.opts.SyncPeriod)
+	}
+	return true
+}
+
+// heartbeat ticks every sync period while no work is queued or in progress, so that an idle
+// autoscaler stays live and a stuck one does not.
+func (c *Controller) heartbeat(ctx context.Context, queue workqueue.TypedRateLimitingInterface[cache.ObjectName]) {
+	ticker := c.clock.NewTicker(c.opts.SyncPeriod)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C():
+			if queue.Len() == 0 && c.active.Load() == 0 {
+				c.tick()
+			}
+		}
+	}
+}
+
+func (c *Controller) tick() { c.lastTick.Store(c.clock.Now().UnixNano()) }
+
+// LastTick returns when the loop last made progress; zero before the first Run.
+func (c *Controller) LastTick() time.Time {
+	if t := c.lastTick.Load(); t != 0 {
+		return time.Unix(0, t)
+	}
+	return time.Time{}
+}
+
+// Healthz returns a liveness check that fails while Run is active and the loop has not ticked
+// within 1.5 sync periods; it passes while Run is not active (e.g. without leadership).
+func (c *Controller) Healthz() healthz.HealthChecker {
+	return healthz.NamedCheck("autoscaler", func(*http.Request) error {
+		if !c.running.Load() {
+			return nil
+		}
+		since := c.clock.Since(c.LastTick())
+		if limit := c.opts.SyncPeriod * 3 / 2; since > limit {
+			return fmt.Errorf("autoscaler loop has not ticked for %s (limit %s)", since.Round(time.Millisecond), limit)
+		}
+		return nil
+	})
+}

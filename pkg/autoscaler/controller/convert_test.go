@@ -1,0 +1,95 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
+)
+
+func TestRequestsSumContainersAndAreAbsentWhenOneLacksThem(t *testing.T) {
+	container := func(req corev1.ResourceList) corev1.Container {
+		return corev1.Container{Resources: corev1.ResourceRequirements{Requests: req}}
+	}
+	tests := []struct {
+		name string
+		spec corev1.PodSpec
+		want map[corev1.ResourceName]int64
+	}{
+		{name: "requests of all containers are summed in milli-units",
+			spec: corev1.PodSpec{Containers: []corev1.Container{
+				container(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("1Ki")}),
+				container(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Ki")}),
+			}},
+			want: map[corev1.ResourceName]int64{corev1.ResourceCPU: 1250, corev1.ResourceMemory: 2048 * 1000}},
+		{name: "a container without a memory request leaves memory out",
+			spec: corev1.PodSpec{Containers: []corev1.Container{
+				container(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("1Ki")}),
+				container(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}),
+			}},
+			want: map[corev1.ResourceName]int64{corev1.ResourceCPU: 500}},
+		{name: "a pod-level request takes precedence over the containers'",
+			spec: corev1.PodSpec{
+				Resources:  &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}},
+				Containers: []corev1.Container{container(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")})},
+			},
+			want: map[corev1.ResourceName]int64{corev1.ResourceCPU: 2000}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, requestsOf(&corev1.Pod{Spec: tt.spec})); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPersistedHistoryKeepsTheNewestOfEachRunWithinBounds(t *testing.T) {
+	at := func(s int) time.Time { return now.Add(time.Duration(s) * time.Second) }
+	h := normalize.History{
+		Recommendations: []normalize.Recommendation{
+			{Replicas: 3, Time: at(0)}, {Replicas: 3, Time: at(15)}, {Replicas: 5, Time: at(30)}, {Replicas: 3, Time: at(45)}, {Replicas: 3, Time: at(60)},
+		},
+		ScaleDownEvents: []normalize.ScaleEvent{{Change: 1, Time: at(30)}},
+	}
+	var s podpilotv1alpha1.PodAutoscalerStatus
+	persistHistory(&s, h)
+	wantRecs := []podpilotv1alpha1.Recommendation{
+		{Replicas: 3, Timestamp: metav1.NewTime(at(15))}, {Replicas: 5, Timestamp: metav1.NewTime(at(30))}, {Replicas: 3, Timestamp: metav1.NewTime(at(60))},
+	}
+	if diff := cmp.Diff(wantRecs, s.Recommendations); diff != "" {
+		t.Errorf("recommendations (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(h.ScaleDownEvents, historyOf(s).ScaleDownEvents); diff != "" {
+		t.Errorf("scale events do not round-trip (-want +got):\n%s", diff)
+	}
+
+	long := normalize.History{}
+	for i := range podpilotv1alpha1.MaxRecommendations + 10 {
+		long.Recommendations = append(long.Recommendations, normalize.Recommendation{Replicas: int32(i%2 + 1), Time: at(i)})
+	}
+	persistHistory(&s, long)
+	if got := len(s.Recommendations); got != podpilotv1alpha1.MaxRecommendations {
+		t.Fatalf("recommendations = %d, want the bound %d", got, podpilotv1alpha1.MaxRecommendations)
+	}
+	if got, want := s.Recommendations[len(s.Recommendations)-1].Timestamp.Time, at(podpilotv1alpha1.MaxRecommendations+9); !got.Equal(want) {
+		t.Errorf("newest kept = %s, want %s (the oldest are dropped)", got, want)
+	}
+}
+
+func TestBehaviorDefaultsStayOutOfTheSpec(t *testing.T) {
+	pa := seedAutoscaler()
+	b := behaviorOf(pa.Spec.Behavior)
+	if b == nil || b.ScaleUp != nil || b.ScaleDown != nil {
+		t.Errorf("behavior = %+v, want an empty behavior that normalize defaults", b)
+	}
+	if pa.Spec.Behavior != nil {
+		t.Error("the spec was defaulted")
+	}
+}

@@ -1,0 +1,348 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	kubeinformers "k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/metrics/pkg/apis/custom_metrics"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	podpilotfake "github.com/podpilot/podpilot/pkg/generated/clientset/versioned/fake"
+	"github.com/podpilot/podpilot/pkg/generated/informers/externalversions"
+)
+
+const ns = "dns"
+
+var (
+	now       = time.Date(2025, 6, 16, 21, 0, 0, 0, time.UTC)
+	paKey     = cache.ObjectName{Namespace: ns, Name: "hpa-vg1-vanguard"}
+	podLabels = map[string]string{"app": "vg1-vanguard"}
+)
+
+// customFunc is a CustomSource made of a function.
+type customFunc func(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSelector labels.Selector) (*custom_metrics.MetricValueList, error)
+
+func (f customFunc) GetMetricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSelector labels.Selector) (*custom_metrics.MetricValueList, error) {
+	return f(ctx, namespace, selector, info, metricSelector)
+}
+
+// resourceFunc is a ResourceSource made of a function.
+type resourceFunc func(ctx context.Context, namespace string) (*metricsv1beta1.PodMetricsList, error)
+
+func (f resourceFunc) ListPodMetrics(ctx context.Context, namespace string) (*metricsv1beta1.PodMetricsList, error) {
+	return f(ctx, namespace)
+}
+
+// qpsPerPod serves the same custom value for each named pod, and counts nothing: batching is
+// the metrics package's concern.
+func qpsPerPod(value string, pods ...string) customFunc {
+	return func(_ context.Context, _ string, _ labels.Selector, _ provider.CustomMetricInfo, _ labels.Selector) (*custom_metrics.MetricValueList, error) {
+		list := &custom_metrics.MetricValueList{}
+		for _, p := range pods {
+			list.Items = append(list.Items, custom_metrics.MetricValue{
+				DescribedObject: custom_metrics.ObjectReference{Kind: "Pod", Namespace: ns, Name: p},
+				Timestamp:       metav1.NewTime(now), Value: resource.MustParse(value),
+			})
+		}
+		return list, nil
+	}
+}
+
+// failingCustom fails every request with err.
+func failingCustom(err error) customFunc {
+	return func(context.Context, string, labels.Selector, provider.CustomMetricInfo, labels.Selector) (*custom_metrics.MetricValueList, error) {
+		return nil, err
+	}
+}
+
+// usagePerPod serves the same cpu and memory usage for each named pod.
+func usagePerPod(cpu, memory string, pods ...string) resourceFunc {
+	return func(context.Context, string) (*metricsv1beta1.PodMetricsList, error) {
+		list := &metricsv1beta1.PodMetricsList{}
+		for _, p := range pods {
+			list.Items = append(list.Items, metricsv1beta1.PodMetrics{
+				ObjectMeta: metav1.ObjectMeta{Name: p, Namespace: ns},
+				Timestamp:  metav1.NewTime(now), Window: metav1.Duration{Duration: 30 * time.Second},
+				Containers: []metricsv1beta1.ContainerMetrics{{Name: "vanguard", Usage: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory),
+				}}},
+			})
+		}
+		return list, nil
+	}
+}
+
+// podNames returns the names of n pods of the seed's deployment.
+func podNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("vg1-vanguard-%d", i)
+	}
+	return names
+}
+
+// seedPods returns n ready pods requesting 500m cpu and 512Mi memory, started an hour ago.
+func seedPods(n int) []runtime.Object {
+	var out []runtime.Object
+	for _, name := range podNames(n) {
+		start := metav1.NewTime(now.Add(-time.Hour))
+		out = append(out, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: podLabels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "vanguard", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")},
+			}}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &start,
+				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: start}}},
+		})
+	}
+	return out
+}
+
+func seedDeployment(replicas int32) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "vg1-vanguard", Namespace: ns},
+		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: podLabels}},
+		Status:     appsv1.DeploymentStatus{Replicas: replicas},
+	}
+}
+
+func seedStatefulSet(replicas int32) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "vg1-vanguard", Namespace: ns},
+		Spec:       appsv1.StatefulSetSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: podLabels}},
+		Status:     appsv1.StatefulSetStatus{Replicas: replicas},
+	}
+}
+
+// seedAutoscaler is the seed 000 example: deployment vg1-vanguard, 1 to 5 replicas, qps
+// averageValue 2000; mutate adapts it per case.
+func seedAutoscaler(mutate ...func(*podpilotv1alpha1.PodAutoscaler)) *podpilotv1alpha1.PodAutoscaler {
+	pa := &podpilotv1alpha1.PodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: paKey.Name, Namespace: ns, Generation: 1},
+		Spec: podpilotv1alpha1.PodAutoscalerSpec{
+			ScaleTargetKind: podpilotv1alpha1.ScaleTargetDeployment, ScaleTargetName: "vg1-vanguard",
+			MinReplicas: ptr.To[int32](1), MaxReplicas: 5,
+			CustomMetrics: []podpilotv1alpha1.CustomMetricSpec{{MetricName: "zdns_vanguard_qps", AverageValue: resource.MustParse("2000")}},
+		},
+	}
+	for _, m := range mutate {
+		m(pa)
+	}
+	return pa
+}
+
+// fixture is a controller over fake clientsets whose informer indexers are seeded from the
+// clientsets before each sync.
+type fixture struct {
+	t        *testing.T
+	kube     *kubefake.Clientset
+	podpilot *podpilotfake.Clientset
+	clock    *clocktesting.FakeClock
+	recorder *events.FakeRecorder
+	custom   customFunc
+	resource resourceFunc
+	kubeInf  kubeinformers.SharedInformerFactory
+	ppInf    externalversions.SharedInformerFactory
+	ctrl     *Controller
+}
+
+func newFixture(t *testing.T, custom customFunc, res resourceFunc, objs ...runtime.Object) *fixture {
+	t.Helper()
+	var kubeObjs, ppObjs []runtime.Object
+	for _, o := range objs {
+		if _, ok := o.(*podpilotv1alpha1.PodAutoscaler); ok {
+			ppObjs = append(ppObjs, o)
+			continue
+		}
+		kubeObjs = append(kubeObjs, o)
+	}
+	f := &fixture{
+		t: t, kube: kubefake.NewClientset(kubeObjs...), podpilot: podpilotfake.NewSimpleClientset(ppObjs...),
+		clock: clocktesting.NewFakeClock(now), recorder: events.NewFakeRecorder(100), custom: custom, resource: res,
+	}
+	addScaleReactors(f.kube)
+	f.restart()
+	return f
+}
+
+// restart builds a new controller, with empty caches, over the same clientsets.
+func (f *fixture) restart() {
+	f.t.Helper()
+	f.kubeInf = kubeinformers.NewSharedInformerFactory(f.kube, 0)
+	f.ppInf = externalversions.NewSharedInformerFactory(f.podpilot, 0)
+	cfg := Config{
+		KubeClient: f.kube, PodpilotClient: f.podpilot, KubeInformers: f.kubeInf, PodpilotInformers: f.ppInf,
+		Recorder: f.recorder, Clock: f.clock, Options: *NewOptions(),
+	}
+	if f.custom != nil {
+		cfg.CustomSource = f.custom
+	}
+	if f.resource != nil {
+		cfg.ResourceSource = f.resource
+	}
+	ctrl, err := New(cfg)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.ctrl = ctrl
+}
+
+// sync seeds the indexers from the clientsets and runs one round for the seed autoscaler.
+func (f *fixture) sync() error {
+	f.t.Helper()
+	ctx := f.t.Context()
+	pas, err := f.podpilot.AutoscalingV1alpha1().PodAutoscalers(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	pods, _ := f.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	deployments, _ := f.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	statefulSets, _ := f.kube.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{})
+	replace(f.t, f.ppInf.Autoscaling().V1alpha1().PodAutoscalers().Informer(), pas.Items)
+	replace(f.t, f.kubeInf.Core().V1().Pods().Informer(), pods.Items)
+	replace(f.t, f.kubeInf.Apps().V1().Deployments().Informer(), deployments.Items)
+	replace(f.t, f.kubeInf.Apps().V1().StatefulSets().Informer(), statefulSets.Items)
+	return f.ctrl.sync(ctx, paKey)
+}
+
+func replace[T any](t *testing.T, inf cache.SharedIndexInformer, items []T) {
+	t.Helper()
+	objs := make([]any, 0, len(items))
+	for i := range items {
+		objs = append(objs, &items[i])
+	}
+	if err := inf.GetIndexer().Replace(objs, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// autoscaler returns the seed autoscaler as stored.
+func (f *fixture) autoscaler() *podpilotv1alpha1.PodAutoscaler {
+	f.t.Helper()
+	pa, err := f.podpilot.AutoscalingV1alpha1().PodAutoscalers(ns).Get(f.t.Context(), paKey.Name, metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return pa
+}
+
+// replicas returns the stored spec.replicas of the seed's deployment or statefulset, 0 when
+// it does not exist.
+func (f *fixture) replicas(kind string) int32 {
+	f.t.Helper()
+	gvr := appsv1.SchemeGroupVersion.WithResource("deployments")
+	if kind == "statefulset" {
+		gvr = appsv1.SchemeGroupVersion.WithResource("statefulsets")
+	}
+	obj, err := f.kube.Tracker().Get(gvr, ns, "vg1-vanguard")
+	if apierrors.IsNotFound(err) {
+		return 0
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return scaleOf(obj).Spec.Replicas
+}
+
+// events drains the recorded events as "Type Reason" pairs and the full lines.
+func (f *fixture) events() (reasons []string, lines []string) {
+	for {
+		select {
+		case e := <-f.recorder.Events:
+			fields := strings.SplitN(e, " ", 3)
+			reasons = append(reasons, fields[0]+" "+fields[1])
+			lines = append(lines, e)
+		default:
+			return reasons, lines
+		}
+	}
+}
+
+// statusWrites counts the UpdateStatus calls made on PodAutoscalers.
+func (f *fixture) statusWrites() int {
+	n := 0
+	for _, a := range f.podpilot.Actions() {
+		if a.GetVerb() == "update" && a.GetSubresource() == "status" {
+			n++
+		}
+	}
+	return n
+}
+
+// condition returns the condition of type typ as "Status Reason".
+func condition(pa *podpilotv1alpha1.PodAutoscaler, typ string) string {
+	for _, c := range pa.Status.Conditions {
+		if c.Type == typ {
+			return string(c.Status) + " " + c.Reason
+		}
+	}
+	return "<none>"
+}
+
+// addScaleReactors serves the scale subresource of deployments and statefulsets from the
+// tracker, as the API server does.
+func addScaleReactors(client *kubefake.Clientset) {
+	for _, res := range []string{"deployments", "statefulsets"} {
+		gvr := appsv1.SchemeGroupVersion.WithResource(res)
+		client.PrependReactor("get", res, func(a clienttesting.Action) (bool, runtime.Object, error) {
+			if a.GetSubresource() != "scale" {
+				return false, nil, nil
+			}
+			obj, err := client.Tracker().Get(gvr, a.GetNamespace(), a.(clienttesting.GetAction).GetName())
+			if err != nil {
+				return true, nil, err
+			}
+			return true, scaleOf(obj), nil
+		})
+		client.PrependReactor("update", res, func(a clienttesting.Action) (bool, runtime.Object, error) {
+			if a.GetSubresource() != "scale" {
+				return false, nil, nil
+			}
+			scale := a.(clienttesting.UpdateAction).GetObject().(*autoscalingv1.Scale)
+			obj, err := client.Tracker().Get(gvr, a.GetNamespace(), scale.Name)
+			if err != nil {
+				return true, nil, err
+			}
+			switch o := obj.(type) {
+			case *appsv1.Deployment:
+				o.Spec.Replicas = ptr.To(scale.Spec.Replicas)
+			case *appsv1.StatefulSet:
+				o.Spec.Replicas = ptr.To(scale.Spec.Replicas)
+			}
+			return true, scale, client.Tracker().Update(gvr, obj, a.GetNamespace())
+		})
+	}
+}
+
+func scaleOf(obj runtime.Object) *autoscalingv1.Scale {
+	s := &autoscalingv1.Scale{}
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		s.ObjectMeta = metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace}
+		s.Spec.Replicas = ptr.Deref(o.Spec.Replicas, 1)
+	case *appsv1.StatefulSet:
+		s.ObjectMeta = metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace}
+		s.Spec.Replicas = ptr.Deref(o.Spec.Replicas, 1)
+	}
+	return s
+}

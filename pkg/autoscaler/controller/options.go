@@ -1,0 +1,105 @@
+package controller
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
+	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
+)
+
+// Defaults of Options, upstream's kube-controller-manager HPA defaults where it has them.
+const (
+	// DefaultSyncPeriod is how often every PodAutoscaler is synced.
+	DefaultSyncPeriod = 15 * time.Second
+	// DefaultWorkers is the number of PodAutoscalers synced concurrently.
+	DefaultWorkers = 4
+)
+
+// Options are the command-line options of the autoscaler.
+type Options struct {
+	// Enabled runs the autoscaler; when false only the metrics API is served.
+	Enabled bool
+	// SyncPeriod is how often every PodAutoscaler is synced.
+	SyncPeriod time.Duration
+	// Workers is the number of PodAutoscalers synced concurrently.
+	Workers int
+	// DownscaleStabilization is the default scale-down stabilization window.
+	DownscaleStabilization time.Duration
+	// Tolerance is the default distance of the usage ratio from 1.0 within which nothing scales.
+	Tolerance float64
+	// CPUInitializationPeriod is how long after a pod starts its cpu samples may be skipped.
+	CPUInitializationPeriod time.Duration
+	// InitialReadinessDelay is how long after a pod starts it counts as initializing while not ready.
+	InitialReadinessDelay time.Duration
+}
+
+// NewOptions returns Options with their defaults.
+func NewOptions() *Options {
+	return &Options{
+		Enabled:                 true,
+		SyncPeriod:              DefaultSyncPeriod,
+		Workers:                 DefaultWorkers,
+		DownscaleStabilization:  normalize.DefaultDownscaleStabilizationWindow,
+		Tolerance:               replicas.DefaultTolerance,
+		CPUInitializationPeriod: replicas.DefaultCPUInitializationPeriod,
+		InitialReadinessDelay:   replicas.DefaultDelayOfInitialReadinessStatus,
+	}
+}
+
+// AddFlags adds the --autoscaler-* flags to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.Enabled, "autoscaler-enabled", o.Enabled,
+		"Run the embedded autoscaler for PodAutoscaler resources (only while this replica holds the leader lease).")
+	fs.DurationVar(&o.SyncPeriod, "autoscaler-sync-period", o.SyncPeriod,
+		"How often every PodAutoscaler is synced.")
+	fs.IntVar(&o.Workers, "autoscaler-workers", o.Workers,
+		"How many PodAutoscalers are synced concurrently.")
+	fs.DurationVar(&o.DownscaleStabilization, "autoscaler-downscale-stabilization", o.DownscaleStabilization,
+		"The scale-down stabilization window of PodAutoscalers that do not set behavior.scaleDown.stabilizationWindowSeconds.")
+	fs.Float64Var(&o.Tolerance, "autoscaler-tolerance", o.Tolerance,
+		"The distance of the usage ratio from 1.0 within which nothing scales, unless a PodAutoscaler sets its own.")
+	fs.DurationVar(&o.CPUInitializationPeriod, "autoscaler-cpu-initialization-period", o.CPUInitializationPeriod,
+		"How long after a pod starts its cpu samples may be skipped.")
+	fs.DurationVar(&o.InitialReadinessDelay, "autoscaler-initial-readiness-delay", o.InitialReadinessDelay,
+		"How long after a pod starts it counts as initializing while not ready.")
+}
+
+// Validate returns every problem with the options.
+func (o *Options) Validate() []error {
+	var errs []error
+	if o.SyncPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("--autoscaler-sync-period must be positive, got %s", o.SyncPeriod))
+	}
+	if o.Workers < 1 {
+		errs = append(errs, fmt.Errorf("--autoscaler-workers must be at least 1, got %d", o.Workers))
+	}
+	if o.DownscaleStabilization < 0 {
+		errs = append(errs, fmt.Errorf("--autoscaler-downscale-stabilization must not be negative, got %s", o.DownscaleStabilization))
+	}
+	if o.Tolerance < 0 {
+		errs = append(errs, fmt.Errorf("--autoscaler-tolerance must not be negative, got %g", o.Tolerance))
+	}
+	if o.CPUInitializationPeriod < 0 {
+		errs = append(errs, fmt.Errorf("--autoscaler-cpu-initialization-period must not be negative, got %s", o.CPUInitializationPeriod))
+	}
+	if o.InitialReadinessDelay < 0 {
+		errs = append(errs, fmt.Errorf("--autoscaler-initial-readiness-delay must not be negative, got %s", o.InitialReadinessDelay))
+	}
+	return errs
+}
+
+// decisionConfig returns the algorithm's settings.
+func (o *Options) decisionConfig() decision.Config {
+	return decision.Config{
+		Replicas: replicas.Config{
+			Tolerances:                    replicas.Tolerances{ScaleDown: o.Tolerance, ScaleUp: o.Tolerance},
+			CPUInitializationPeriod:       o.CPUInitializationPeriod,
+			DelayOfInitialReadinessStatus: o.InitialReadinessDelay,
+		},
+		DownscaleStabilizationWindow: o.DownscaleStabilization,
+	}
+}

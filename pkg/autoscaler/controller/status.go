@@ -1,0 +1,138 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
+)
+
+// setCondition sets one condition at now; its transition time changes only with its status.
+func setCondition(pa *podpilotv1alpha1.PodAutoscaler, typ string, ok bool, reason, message string, now time.Time) {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&pa.Status.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: message,
+		ObservedGeneration: pa.Generation, LastTransitionTime: metav1.NewTime(now),
+	})
+}
+
+// setDecisionConditions sets the conditions the decision determined; the others keep their values.
+func setDecisionConditions(pa *podpilotv1alpha1.PodAutoscaler, conds []decision.Condition, now time.Time) {
+	for _, c := range conds {
+		setCondition(pa, string(c.Type), c.Status, c.Reason, c.Message, now)
+	}
+}
+
+// metricStatuses converts the decision's per-metric outcomes; a failed metric keeps its type
+// and name without values.
+func metricStatuses(statuses []decision.MetricStatus) []podpilotv1alpha1.MetricStatus {
+	var out []podpilotv1alpha1.MetricStatus
+	for _, s := range statuses {
+		ms := podpilotv1alpha1.MetricStatus{Type: podpilotv1alpha1.CustomMetricSourceType, Name: s.Name}
+		if s.Kind == decision.ResourceMetric {
+			ms.Type = podpilotv1alpha1.ResourceMetricSourceType
+		}
+		if s.Err == nil {
+			ms.AverageValue = current(s.Result.AverageValue, s.Target)
+			if s.Target.Type == replicas.Utilization {
+				ms.AverageUtilization = ptr.To(s.Result.Utilization)
+			}
+		}
+		out = append(out, ms)
+	}
+	return out
+}
+
+// current is an average value in milli-units as a quantity: memory in whole bytes and binary
+// units, everything else in decimal units.
+func current(milli int64, t replicas.Target) *resource.Quantity {
+	if t.Resource == "memory" {
+		return resource.NewQuantity((milli+500)/1000, resource.BinarySI)
+	}
+	return resource.NewMilliQuantity(milli, resource.DecimalSI)
+}
+
+// targetsOf renders status.targets, e.g. "1500/2k, 30%/50%, 120Mi/256Mi"; a metric without a
+// value this round shows <unknown>.
+func targetsOf(pa *podpilotv1alpha1.PodAutoscaler, statuses []decision.MetricStatus) string {
+	var parts []string
+	i := 0
+	value := func() (decision.MetricStatus, bool) {
+		defer func() { i++ }()
+		if i < len(statuses) && statuses[i].Err == nil {
+			return statuses[i], true
+		}
+		return decision.MetricStatus{}, false
+	}
+	for _, m := range pa.Spec.CustomMetrics {
+		cur := "<unknown>"
+		if s, ok := value(); ok {
+			cur = current(s.Result.AverageValue, s.Target).String()
+		}
+		parts = append(parts, cur+"/"+m.AverageValue.String())
+	}
+	for _, m := range pa.Spec.ResourceMetrics {
+		s, ok := value()
+		cur, want := "<unknown>", "<unset>"
+		switch {
+		case m.TargetType == podpilotv1alpha1.UtilizationMetricType && m.AverageUtilization != nil:
+			want = fmt.Sprintf("%d%%", *m.AverageUtilization)
+			if ok {
+				cur = fmt.Sprintf("%d%%", s.Result.Utilization)
+			}
+		case m.AverageValue != nil:
+			want = m.AverageValue.String()
+			if ok {
+				cur = current(s.Result.AverageValue, s.Target).String()
+			}
+		}
+		parts = append(parts, cur+"/"+want)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// updateStatus writes pa's status unless it equals old's; on a conflict it re-reads the object
+// and applies the same status again.
+func (c *Controller) updateStatus(ctx context.Context, old, pa *podpilotv1alpha1.PodAutoscaler) error {
+	logger := klog.FromContext(ctx)
+	if equality.Semantic.DeepEqual(old.Status, pa.Status) {
+		logger.V(5).Info("PodAutoscaler status unchanged", "podAutoscaler", klog.KObj(pa))
+		return nil
+	}
+	client := c.podpilot.AutoscalingV1alpha1().PodAutoscalers(pa.Namespace)
+	obj := pa
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if obj == nil {
+			fresh, err := client.Get(ctx, pa.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			fresh.Status = pa.Status
+			obj = fresh
+		}
+		_, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{})
+		obj = nil
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("update status of PodAutoscaler %s/%s: %w", pa.Namespace, pa.Name, err)
+	}
+	logger.V(4).Info("Updated PodAutoscaler status", "podAutoscaler", klog.KObj(pa),
+		"currentReplicas", pa.Status.CurrentReplicas, "desiredReplicas", pa.Status.DesiredReplicas)
+	return nil
+}

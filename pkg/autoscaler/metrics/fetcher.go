@@ -1,0 +1,125 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/clock"
+
+	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
+)
+
+// Defaults of FetcherConfig.
+const (
+	// DefaultFreshness is how long a result is reused: half the default sync period of 15 s.
+	DefaultFreshness = 7500 * time.Millisecond
+	// DefaultMaxEntries bounds the cached results (distinct namespace and metric keys).
+	DefaultMaxEntries = 4096
+	// DefaultTimeout bounds one call to a source.
+	DefaultTimeout = 30 * time.Second
+)
+
+var (
+	// ErrNoSource means the metric's source was not configured.
+	ErrNoSource = errors.New("no metric source configured")
+	// ErrInvalidConfig means a FetcherConfig field is out of range.
+	ErrInvalidConfig = errors.New("invalid fetcher config")
+)
+
+// FetcherConfig is everything NewFetcher needs.
+type FetcherConfig struct {
+	// Custom serves custom metrics; nil makes every custom metric fail with ErrNoSource.
+	Custom CustomSource
+	// Resource serves cpu and memory; nil makes every resource metric fail with ErrNoSource.
+	Resource ResourceSource
+	// Clock times the freshness of results; nil means the real clock.
+	Clock clock.PassiveClock
+	// Freshness is how long a result, success or error, is reused; 0 means DefaultFreshness.
+	// Set it below the sync period so that autoscalers due in the same round share a call and
+	// the next round reads anew.
+	Freshness time.Duration
+	// MaxEntries bounds the cached results; 0 means DefaultMaxEntries.
+	MaxEntries int
+	// Timeout bounds one call to a source; 0 means DefaultTimeout.
+	Timeout time.Duration
+}
+
+// customKey identifies one batched custom-metric call.
+type customKey struct {
+	namespace, metric, selector string
+}
+
+// Fetcher returns per-pod samples of a namespace, asking each source once per namespace and
+// metric within the freshness period however many autoscalers ask, and sharing a call in
+// progress among concurrent callers. It is safe for concurrent use.
+type Fetcher struct {
+	custom   CustomSource
+	resource ResourceSource
+	customs  *cache[customKey, map[string]replicas.Sample]
+	usages   *cache[string, podUsage]
+}
+
+// NewFetcher returns a Fetcher over the sources of cfg.
+func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
+	if cfg.Freshness < 0 || cfg.MaxEntries < 0 || cfg.Timeout < 0 {
+		return nil, fmt.Errorf("freshness %s, max entries %d, timeout %s: %w", cfg.Freshness, cfg.MaxEntries, cfg.Timeout, ErrInvalidConfig)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Freshness == 0 {
+		cfg.Freshness = DefaultFreshness
+	}
+	if cfg.MaxEntries == 0 {
+		cfg.MaxEntries = DefaultMaxEntries
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	return &Fetcher{
+		custom:   cfg.Custom,
+		resource: cfg.Resource,
+		customs:  newCache[customKey, map[string]replicas.Sample](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
+		usages:   newCache[string, podUsage](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
+	}, nil
+}
+
+// PodMetric returns the samples of custom metric for every pod of namespace that has one,
+// keyed by pod name, narrowed by metricSelector (nil means every series). The map is shared
+// with other callers and must not be modified.
+func (f *Fetcher) PodMetric(ctx context.Context, namespace, metric string, metricSelector labels.Selector) (map[string]replicas.Sample, error) {
+	if metricSelector == nil {
+		metricSelector = labels.Everything()
+	}
+	if f.custom == nil {
+		return nil, fmt.Errorf("get custom metric %s in namespace %s: %w", metric, namespace, ErrNoSource)
+	}
+	key := customKey{namespace: namespace, metric: metric, selector: metricSelector.String()}
+	samples, err := f.customs.get(ctx, key, func(ctx context.Context) (map[string]replicas.Sample, error) {
+		return fetchCustom(ctx, f.custom, namespace, metric, metricSelector)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get custom metric %s (metric selector %q) in namespace %s: %w", metric, key.selector, namespace, err)
+	}
+	return samples, nil
+}
+
+// ResourceMetric returns the usage of resource (cpu or memory) of every pod of namespace that
+// has one, summed over its containers and keyed by pod name; both resources come from one
+// list. The map is shared with other callers and must not be modified.
+func (f *Fetcher) ResourceMetric(ctx context.Context, namespace string, resource corev1.ResourceName) (map[string]replicas.Sample, error) {
+	if f.resource == nil {
+		return nil, fmt.Errorf("get resource metric %s in namespace %s: %w", resource, namespace, ErrNoSource)
+	}
+	usage, err := f.usages.get(ctx, namespace, func(ctx context.Context) (podUsage, error) {
+		return fetchUsage(ctx, f.resource, namespace)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get resource metric %s in namespace %s: %w", resource, namespace, err)
+	}
+	return usage[resource], nil
+}

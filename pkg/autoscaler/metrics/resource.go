@@ -1,0 +1,55 @@
+package metrics
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+
+	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
+)
+
+// podUsage is the per-pod samples of each resource of one namespace.
+type podUsage map[corev1.ResourceName]map[string]replicas.Sample
+
+// fetchUsage lists the pod metrics of namespace once for every resource.
+func fetchUsage(ctx context.Context, src ResourceSource, namespace string) (podUsage, error) {
+	list, err := src.ListPodMetrics(ctx, namespace)
+	if err != nil {
+		return nil, err
+	}
+	var items []metricsv1beta1.PodMetrics
+	if list != nil {
+		items = list.Items
+	}
+	out := make(podUsage, 2)
+	for _, r := range [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		out[r] = resourceSamples(items, r)
+	}
+	return out, nil
+}
+
+// resourceSamples sums each pod's container usage of resource in milli-units. As upstream, a
+// pod with a container lacking the resource is left out (a missing pod) rather than undercounted.
+func resourceSamples(items []metricsv1beta1.PodMetrics, resource corev1.ResourceName) map[string]replicas.Sample {
+	out := make(map[string]replicas.Sample, len(items))
+	for _, pm := range items {
+		if len(pm.Containers) == 0 {
+			continue
+		}
+		var sum int64
+		complete := true
+		for _, c := range pm.Containers {
+			q, ok := c.Usage[resource]
+			if !ok {
+				complete = false
+				break
+			}
+			sum += q.MilliValue()
+		}
+		if complete {
+			out[pm.Name] = replicas.Sample{Value: sum, Timestamp: pm.Timestamp.Time, Window: pm.Window.Duration}
+		}
+	}
+	return out
+}

@@ -1,0 +1,171 @@
+package metricsapi
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/metrics/pkg/apis/custom_metrics"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	"github.com/podpilot/podpilot/pkg/provider/rules"
+)
+
+// customTarget is a custom-metric request resolved against the snapshot and the mapper.
+type customTarget struct {
+	served
+	info provider.CustomMetricInfo // normalized group-resource
+	gvr  schema.GroupVersionResource
+	gvk  schema.GroupVersionKind
+}
+
+// resolveCustom finds the rule serving info; an unknown metric or resource is a 404.
+func (p *Provider) resolveCustom(info provider.CustomMetricInfo) (customTarget, error) {
+	notFound := provider.NewMetricNotFoundError(info.GroupResource, info.Metric)
+	gvr, err := p.mapper.ResourceFor(info.GroupResource.WithVersion(""))
+	if err != nil {
+		return customTarget{}, notFound
+	}
+	info.GroupResource = gvr.GroupResource()
+	entry, ok := p.snap.Load().custom[info]
+	if !ok {
+		return customTarget{}, notFound
+	}
+	gvk, err := p.mapper.KindFor(gvr)
+	if err != nil {
+		return customTarget{}, fmt.Errorf("kind for %s: %w", gvr.String(), err)
+	}
+	return customTarget{served: entry, info: info, gvr: gvr, gvk: gvk}, nil
+}
+
+// objectNamespace is the namespace the request's objects live in: empty for root-scoped
+// resources, including namespaces themselves (namespaces/<ns>/metrics/<name> arrives as the
+// namespace object <ns>).
+func (t customTarget) objectNamespace(namespace string) string {
+	if !t.info.Namespaced {
+		return ""
+	}
+	return namespace
+}
+
+// queryObjects renders and runs the rule's query for req and maps the samples to objects.
+func (p *Provider) queryObjects(ctx context.Context, t customTarget, req rules.ObjectRequest, keep map[string]struct{}) ([]custom_metrics.MetricValue, error) {
+	q, err := t.rule.Query(req)
+	if err != nil {
+		return nil, err
+	}
+	label, err := t.rule.LabelForResource(t.info.GroupResource)
+	if err != nil {
+		return nil, err
+	}
+	vec, err := p.prom.Query(ctx, q, time.Time{}) // zero: Prometheus's now
+	if err != nil {
+		return nil, err
+	}
+	ov := objectValues{
+		ref: custom_metrics.ObjectReference{
+			Kind:       t.gvk.Kind,
+			APIVersion: t.gvk.GroupVersion().String(),
+			Namespace:  req.Namespace,
+		},
+		metric: custom_metrics.MetricIdentifier{Name: t.info.Metric, Selector: metricSelector(req.Selector)},
+		label:  model.LabelName(label),
+		keep:   keep,
+	}
+	values := ov.values(vec)
+	klog.FromContext(ctx).V(5).Info("Queried custom metric", "metric", t.info.Metric, "resource", t.info.GroupResource.String(),
+		"namespace", req.Namespace, "query", q, "samples", len(vec), "values", len(values))
+	return values, nil
+}
+
+// GetMetricByName implements provider.CustomMetricsProvider with one query for the object.
+func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedName, info provider.CustomMetricInfo, metricSel labels.Selector) (*custom_metrics.MetricValue, error) {
+	what := fmt.Sprintf("metric %s for %s %s", info.Metric, info.GroupResource.String(), klog.KRef(name.Namespace, name.Name).String())
+	t, err := p.resolveCustom(info)
+	if err != nil {
+		return nil, statusError(what, err)
+	}
+	req := rules.ObjectRequest{
+		Series:    t.series,
+		Resource:  t.info.GroupResource,
+		Namespace: t.objectNamespace(name.Namespace),
+		Names:     []string{name.Name},
+		Selector:  metricSel,
+	}
+	values, err := p.queryObjects(ctx, t, req, map[string]struct{}{name.Name: {}})
+	if err != nil {
+		return nil, statusError(what, err)
+	}
+	if len(values) == 0 {
+		return nil, provider.NewMetricNotFoundForError(t.info.GroupResource, info.Metric, name.Name)
+	}
+	klog.FromContext(ctx).V(4).Info("Served custom metric", "metric", info.Metric, "resource", t.info.GroupResource.String(),
+		"object", klog.KRef(req.Namespace, name.Name))
+	return &values[0], nil
+}
+
+// GetMetricBySelector implements provider.CustomMetricsProvider with one query per request:
+//   - an empty selector queries every object of the resource in the namespace (AllObjects)
+//     without listing anything;
+//   - otherwise the matching names come from the resource's metadata informer; when their
+//     matcher fits rules.MaxNamesMatcherBytes they are queried by name, and when it does not the
+//     query matches every object and the result is filtered by the name set in memory. This
+//     keeps each request to one query of bounded size, trading a larger result for a very
+//     large selection.
+func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSel labels.Selector) (*custom_metrics.MetricValueList, error) {
+	what := fmt.Sprintf("metric %s for %s matching %q in namespace %q", info.Metric, info.GroupResource.String(),
+		selectorOrEverything(selector).String(), namespace)
+	t, err := p.resolveCustom(info)
+	if err != nil {
+		return nil, statusError(what, err)
+	}
+	req := rules.ObjectRequest{
+		Series:    t.series,
+		Resource:  t.info.GroupResource,
+		Namespace: t.objectNamespace(namespace),
+		Selector:  metricSel,
+	}
+	var keep map[string]struct{}
+	if selector == nil || selector.Empty() {
+		req.AllObjects = true
+	} else {
+		names, err := p.objects.names(ctx, t.gvr, req.Namespace, selector)
+		if err != nil {
+			return nil, statusError(what, err)
+		}
+		if len(names) == 0 {
+			return nil, provider.NewMetricNotFoundForSelectorError(t.info.GroupResource, info.Metric, "*", selector)
+		}
+		keep = make(map[string]struct{}, len(names))
+		for _, n := range names {
+			keep[n] = struct{}{}
+		}
+		if rules.NamesMatcherBytes(names) <= rules.MaxNamesMatcherBytes {
+			req.Names = names
+		} else {
+			req.AllObjects = true
+		}
+	}
+	values, err := p.queryObjects(ctx, t, req, keep)
+	if err != nil {
+		return nil, statusError(what, err)
+	}
+	if len(values) == 0 {
+		return nil, provider.NewMetricNotFoundForSelectorError(t.info.GroupResource, info.Metric, "*", selectorOrEverything(selector))
+	}
+	klog.FromContext(ctx).V(4).Info("Served custom metric", "metric", info.Metric, "resource", t.info.GroupResource.String(),
+		"namespace", req.Namespace, "selector", selectorOrEverything(selector).String(), "byName", len(req.Names) > 0, "objects", len(values))
+	return &custom_metrics.MetricValueList{Items: values}, nil
+}
+
+func selectorOrEverything(sel labels.Selector) labels.Selector {
+	if sel == nil {
+		return labels.Everything()
+	}
+	return sel
+}

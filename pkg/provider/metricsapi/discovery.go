@@ -1,0 +1,210 @@
+package metricsapi
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	"github.com/podpilot/podpilot/pkg/provider/prometheus"
+	"github.com/podpilot/podpilot/pkg/provider/rules"
+)
+
+// maxConcurrentSeriesQueries bounds how many /api/v1/series calls one pass runs at once.
+const maxConcurrentSeriesQueries = 4
+
+// served says how a discovered metric is served: by which rule, from which series.
+type served struct {
+	rule   *rules.Rule
+	series string
+}
+
+// snapshot is the immutable result of a discovery pass; requests read it without locks.
+type snapshot struct {
+	custom       map[provider.CustomMetricInfo]served
+	external     map[string]served
+	customList   []provider.CustomMetricInfo
+	externalList []provider.ExternalMetricInfo
+}
+
+// emptySnapshot is served until the first discovery pass completes.
+func emptySnapshot() *snapshot {
+	return &snapshot{custom: map[provider.CustomMetricInfo]served{}, external: map[string]served{}}
+}
+
+// ruleRef is a compiled rule with its field path in the rule file, e.g. rules[0].
+type ruleRef struct {
+	rule *rules.Rule
+	path string
+}
+
+// ruleRefs lists the custom rules, then the external rules, in file order.
+func ruleRefs(set *rules.RuleSet) []ruleRef {
+	refs := make([]ruleRef, 0, len(set.Custom)+len(set.External))
+	for i, r := range set.Custom {
+		refs = append(refs, ruleRef{rule: r, path: fmt.Sprintf("rules[%d]", i)})
+	}
+	for i, r := range set.External {
+		refs = append(refs, ruleRef{rule: r, path: fmt.Sprintf("externalRules[%d]", i)})
+	}
+	return refs
+}
+
+// discoverer runs discovery passes. It is used by one goroutine at a time (the Run loop), which
+// owns last: per series query, the series shapes of its last successful call.
+type discoverer struct {
+	prom    prometheus.Client
+	clock   clock.PassiveClock
+	maxAge  time.Duration
+	metrics *providerMetrics
+	last    map[string][]rules.Series
+}
+
+// fetchResult is the outcome of one series query.
+type fetchResult struct {
+	series []rules.Series
+	err    error
+}
+
+// discover runs one pass for set. A failed series query keeps its last good result (if any) and
+// never hides the series of the other queries.
+func (d *discoverer) discover(ctx context.Context, set *rules.RuleSet) *snapshot {
+	logger := klog.FromContext(ctx)
+	start := d.clock.Now()
+	refs := ruleRefs(set)
+	var queries []string
+	users := map[string][]string{} // series query -> paths of the rules using it
+	for _, ref := range refs {
+		q := ref.rule.SeriesQuery()
+		if _, seen := users[q]; !seen {
+			queries = append(queries, q)
+		}
+		users[q] = append(users[q], ref.path)
+	}
+	results := d.fetchAll(ctx, queries, start)
+	current := make(map[string][]rules.Series, len(queries))
+	for i, q := range queries {
+		res := results[i]
+		if res.err == nil {
+			current[q] = res.series
+			continue
+		}
+		previous, ok := d.last[q]
+		current[q] = previous
+		if ctx.Err() != nil {
+			continue // shutting down: not a Prometheus failure
+		}
+		for _, path := range users[q] {
+			d.metrics.seriesFailures.WithLabelValues(path).Inc()
+		}
+		logger.Error(res.err, "Series discovery failed; keeping the last good series", "seriesQuery", q,
+			"rules", users[q], "keptSeries", len(previous), "hadPrevious", ok)
+	}
+	d.last = current // drops queries that the rules no longer use
+	snap := buildSnapshot(refs, current)
+	d.metrics.observeDiscovery(d.clock.Since(start), len(snap.customList), len(snap.externalList))
+	logger.V(2).Info("Discovered metrics", "seriesQueries", len(queries), "custom", len(snap.customList),
+		"external", len(snap.externalList), "duration", d.clock.Since(start))
+	return snap
+}
+
+// fetchAll runs the series queries, at most maxConcurrentSeriesQueries at a time; each call is
+// bounded by the Prometheus client's timeout.
+func (d *discoverer) fetchAll(ctx context.Context, queries []string, now time.Time) []fetchResult {
+	out := make([]fetchResult, len(queries))
+	sem := make(chan struct{}, maxConcurrentSeriesQueries)
+	var wg sync.WaitGroup
+	for i, q := range queries {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			sets, err := d.prom.Series(ctx, []string{q}, now.Add(-d.maxAge), now)
+			if err != nil {
+				out[i] = fetchResult{err: fmt.Errorf("discover series %s: %w", q, err)}
+				return
+			}
+			out[i] = fetchResult{series: compactSeries(sets)}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// compactSeries keeps one series per distinct name and set of non-empty label names: rules only
+// look at the name and at which labels are set (the values already matched the series query), so
+// the label values of every pod need not be held. The result is sorted, for determinism.
+func compactSeries(sets []model.LabelSet) []rules.Series {
+	type shaped struct {
+		shape  string
+		series rules.Series
+	}
+	seen := map[string]bool{}
+	var found []shaped
+	keys := make([]string, 0, 8)
+	for _, ls := range sets {
+		name := string(ls[model.MetricNameLabel])
+		if name == "" {
+			continue
+		}
+		keys = keys[:0]
+		for k, v := range ls {
+			if k != model.MetricNameLabel && v != "" {
+				keys = append(keys, string(k))
+			}
+		}
+		sort.Strings(keys)
+		shape := name + "\x00" + strings.Join(keys, "\x00")
+		if seen[shape] {
+			continue
+		}
+		seen[shape] = true
+		labels := make(map[string]string, len(keys))
+		for _, k := range keys {
+			labels[k] = string(ls[model.LabelName(k)])
+		}
+		found = append(found, shaped{shape: shape, series: rules.Series{Name: name, Labels: labels}})
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].shape < found[j].shape })
+	out := make([]rules.Series, len(found))
+	for i, f := range found {
+		out[i] = f.series
+	}
+	return out
+}
+
+// buildSnapshot describes every series with every rule using its query; the first rule (in file
+// order) that yields a metric serves it.
+func buildSnapshot(refs []ruleRef, seriesByQuery map[string][]rules.Series) *snapshot {
+	snap := emptySnapshot()
+	for _, ref := range refs {
+		for _, s := range seriesByQuery[ref.rule.SeriesQuery()] {
+			info, ok := ref.rule.Describe(s)
+			if !ok {
+				continue
+			}
+			entry := served{rule: ref.rule, series: info.Series}
+			if ref.rule.External() {
+				if _, taken := snap.external[info.Metric]; !taken {
+					snap.external[info.Metric] = entry
+					snap.externalList = append(snap.externalList, provider.ExternalMetricInfo{Metric: info.Metric})
+				}
+				continue
+			}
+			for _, res := range info.Resources {
+				key := provider.CustomMetricInfo{GroupResource: res.GroupResource, Namespaced: res.Namespaced, Metric: info.Metric}
+				if _, taken := snap.custom[key]; !taken {
+					snap.custom[key] = entry
+					snap.customList = append(snap.customList, key)
+				}
+			}
+		}
+	}
+	return snap
+}

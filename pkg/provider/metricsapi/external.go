@@ -1,0 +1,48 @@
+package metricsapi
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
+	"k8s.io/metrics/pkg/apis/external_metrics"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	"github.com/podpilot/podpilot/pkg/provider/rules"
+)
+
+// externalResource names external metrics in 404 messages.
+func externalResource() schema.GroupResource {
+	return schema.GroupResource{Group: "external.metrics.k8s.io", Resource: "metrics"}
+}
+
+// GetExternalMetric implements provider.ExternalMetricsProvider with one query: the rule's
+// query on the request's namespace (when the rule is namespaced) and metric selector. One value
+// is returned per result sample; an unknown metric or a query without data (or only NaN/±Inf
+// samples) is a 404, like a custom metric without data.
+func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metricSel labels.Selector, info provider.ExternalMetricInfo) (*external_metrics.ExternalMetricValueList, error) {
+	what := fmt.Sprintf("external metric %s in namespace %q", info.Metric, namespace)
+	entry, ok := p.snap.Load().external[info.Metric]
+	if !ok {
+		return nil, provider.NewMetricNotFoundError(externalResource(), info.Metric)
+	}
+	q, err := entry.rule.ExternalQuery(rules.ExternalRequest{Series: entry.series, Namespace: namespace, Selector: metricSel})
+	if err != nil {
+		return nil, statusError(what, err)
+	}
+	vec, err := p.prom.Query(ctx, q, time.Time{}) // zero: Prometheus's now
+	if err != nil {
+		return nil, statusError(what, err)
+	}
+	values := externalValues(info.Metric, vec)
+	if len(values) == 0 {
+		return nil, provider.NewMetricNotFoundError(externalResource(), info.Metric)
+	}
+	klog.FromContext(ctx).V(4).Info("Served external metric", "metric", info.Metric, "namespace", namespace,
+		"selector", selectorOrEverything(metricSel).String(), "values", len(values))
+	klog.FromContext(ctx).V(5).Info("External metric query", "metric", info.Metric, "query", q)
+	return &external_metrics.ExternalMetricValueList{Items: values}, nil
+}

@@ -1,0 +1,188 @@
+package metricsapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/metadata/fake"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/podpilot/podpilot/pkg/provider/rules"
+)
+
+// testNow is the fake clock's time; sample timestamps are relative to it.
+var testNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// fakeProm is a prometheus.Client answering series from a map and queries from a function.
+// Series may be called concurrently (it only reads); Query is called from the test goroutine.
+type fakeProm struct {
+	series      map[string][]model.LabelSet // by series query
+	seriesErr   map[string]error            // by series query
+	seriesCalls atomic.Int32
+	query       func(q string) (model.Vector, error)
+	queries     []string
+}
+
+func (f *fakeProm) Series(_ context.Context, matchers []string, start, end time.Time) ([]model.LabelSet, error) {
+	f.seriesCalls.Add(1)
+	if len(matchers) != 1 || !end.Equal(testNow) || !start.Equal(testNow.Add(-DefaultSeriesMaxAge)) {
+		return nil, errors.New("unexpected series call")
+	}
+	if err := f.seriesErr[matchers[0]]; err != nil {
+		return nil, err
+	}
+	return f.series[matchers[0]], nil
+}
+
+func (f *fakeProm) Query(_ context.Context, q string, _ time.Time) (model.Vector, error) {
+	f.queries = append(f.queries, q)
+	if f.query == nil {
+		return nil, nil
+	}
+	return f.query(q)
+}
+
+// Series queries of the default rules.
+const (
+	podsQuery = `{namespace!="",pod!=""}`
+	nsQuery   = `{namespace!=""}`
+)
+
+func labelSet(name string, kv ...string) model.LabelSet {
+	ls := model.LabelSet{model.MetricNameLabel: model.LabelValue(name)}
+	for i := 0; i+1 < len(kv); i += 2 {
+		ls[model.LabelName(kv[i])] = model.LabelValue(kv[i+1])
+	}
+	return ls
+}
+
+func sample(v float64, ts time.Time, kv ...string) *model.Sample {
+	m := model.Metric{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[model.LabelName(kv[i])] = model.LabelValue(kv[i+1])
+	}
+	return &model.Sample{Metric: m, Value: model.SampleValue(v), Timestamp: model.TimeFromUnixNano(ts.UnixNano())}
+}
+
+// seedSeries is the seed: the per-pod counter zdns_vanguard_queries_total and a gauge
+// zdns_vanguard_qps with the same served name.
+func seedSeries() map[string][]model.LabelSet {
+	perPod := []model.LabelSet{
+		labelSet("zdns_vanguard_queries_total", "namespace", "ns", "pod", "p1", "job", "zdns"),
+		labelSet("zdns_vanguard_queries_total", "namespace", "ns", "pod", "p2", "job", "zdns"),
+		labelSet("zdns_vanguard_qps", "namespace", "ns", "pod", "p1"),
+	}
+	return map[string][]model.LabelSet{podsQuery: perPod, nsQuery: perPod}
+}
+
+func pod(ns, name string, lbls map[string]string) runtime.Object {
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbls},
+	}
+}
+
+func node(name string, lbls map[string]string) runtime.Object {
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls},
+	}
+}
+
+// testProvider builds a provider on fakes; rulesFile "" means the default rules.
+func testProvider(t *testing.T, prom *fakeProm, rulesFile string, objs ...runtime.Object) (*Provider, metrics.KubeRegistry) {
+	t.Helper()
+	scheme := fake.NewTestScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	reg := metrics.NewKubeRegistry()
+	cfg := Config{
+		Options:    *NewOptions(),
+		Prometheus: prom,
+		Mapper:     rules.StaticMapper(),
+		Metadata:   fake.NewSimpleMetadataClient(scheme, objs...),
+		Registry:   reg,
+		Clock:      testingclock.NewFakeClock(testNow),
+	}
+	cfg.RulesFile = rulesFile
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return p, reg
+}
+
+// servingProvider is a provider after one discovery pass with informers running under t.Context.
+func servingProvider(t *testing.T, prom *fakeProm, rulesFile string, objs ...runtime.Object) *Provider {
+	t.Helper()
+	p, _ := testProvider(t, prom, rulesFile, objs...)
+	p.refresh(t.Context())
+	p.objects.start(t.Context())
+	t.Cleanup(p.objects.shutdown)
+	return p
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func rulesFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	writeFile(t, path, content)
+	return path
+}
+
+// statusCode returns 200 for nil, the HTTP code of an API status error, or 0.
+func statusCode(err error) int {
+	if err == nil {
+		return http.StatusOK
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return int(status.Status().Code)
+	}
+	return 0
+}
+
+// checkStatus checks err's HTTP code and that its message contains every fragment.
+func checkStatus(t *testing.T, err error, code int, fragments ...string) {
+	t.Helper()
+	if got := statusCode(err); got != code {
+		t.Fatalf("status code = %d (err %v), want %d", got, err, code)
+	}
+	if code == http.StatusOK {
+		return
+	}
+	for _, f := range fragments {
+		if !strings.Contains(err.Error(), f) {
+			t.Errorf("error %q does not contain %q", err.Error(), f)
+		}
+	}
+}
+
+func counterValue(t *testing.T, c *metrics.CounterVec, lvs ...string) float64 {
+	t.Helper()
+	v, err := testutil.GetCounterMetricValue(c.WithLabelValues(lvs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

@@ -1,0 +1,77 @@
+package metricsapi
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/component-base/metrics"
+)
+
+// Values of the api label of the discovered-metrics gauge and of the result label of reloads.
+const (
+	apiCustom      = "custom"
+	apiExternal    = "external"
+	resultSuccess  = "success"
+	resultFailure  = "failure"
+	reloadTrigger  = "file_change"
+	reloadOnSignal = "sighup"
+)
+
+// providerMetrics are the provider's own metrics.
+type providerMetrics struct {
+	discoveryDuration *metrics.Histogram
+	discovered        *metrics.GaugeVec
+	seriesFailures    *metrics.CounterVec
+	reloads           *metrics.CounterVec
+}
+
+// newProviderMetrics creates the provider metrics and registers them on r:
+// podpilot_metrics_discovery_duration_seconds, podpilot_metrics_discovery_metrics{api},
+// podpilot_metrics_discovery_series_query_failures_total{rule} and
+// podpilot_metrics_discovery_rule_reloads_total{trigger,result}.
+func newProviderMetrics(r metrics.KubeRegistry) (*providerMetrics, error) {
+	m := &providerMetrics{
+		discoveryDuration: metrics.NewHistogram(&metrics.HistogramOpts{
+			Namespace:      "podpilot",
+			Subsystem:      "metrics_discovery",
+			Name:           "duration_seconds",
+			Help:           "Duration of a metrics discovery pass over every series query of the rules.",
+			Buckets:        []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+			StabilityLevel: metrics.ALPHA,
+		}),
+		discovered: metrics.NewGaugeVec(&metrics.GaugeOpts{
+			Namespace:      "podpilot",
+			Subsystem:      "metrics_discovery",
+			Name:           "metrics",
+			Help:           "Metrics served after the last discovery pass, by API (custom, external).",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"api"}),
+		seriesFailures: metrics.NewCounterVec(&metrics.CounterOpts{
+			Namespace:      "podpilot",
+			Subsystem:      "metrics_discovery",
+			Name:           "series_query_failures_total",
+			Help:           "Failed series queries by rule (rules[i] or externalRules[i]); the rule keeps its last good series.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"rule"}),
+		reloads: metrics.NewCounterVec(&metrics.CounterOpts{
+			Namespace:      "podpilot",
+			Subsystem:      "metrics_discovery",
+			Name:           "rule_reloads_total",
+			Help:           "Rule file reloads by trigger (file_change, sighup) and result (success, failure).",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"trigger", "result"}),
+	}
+	for _, c := range []metrics.Registerable{m.discoveryDuration, m.discovered, m.seriesFailures, m.reloads} {
+		if err := r.Register(c); err != nil {
+			return nil, fmt.Errorf("register metrics provider metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// observeDiscovery records one discovery pass.
+func (m *providerMetrics) observeDiscovery(d time.Duration, custom, external int) {
+	m.discoveryDuration.Observe(d.Seconds())
+	m.discovered.WithLabelValues(apiCustom).Set(float64(custom))
+	m.discovered.WithLabelValues(apiExternal).Set(float64(external))
+}

@@ -1,0 +1,112 @@
+package metricsapi
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/metadata"
+	"k8s.io/component-base/metrics"
+	"k8s.io/utils/clock"
+
+	"github.com/podpilot/podpilot/pkg/provider/prometheus"
+)
+
+// Defaults of Options.
+const (
+	// DefaultDiscoveryInterval is how often series are rediscovered (prometheus-adapter's
+	// --metrics-relist-interval default).
+	DefaultDiscoveryInterval = time.Minute
+	// DefaultSeriesMaxAge is how far back discovery looks for series. It is longer than the
+	// relist interval so that a series missing from a scrape or two (a restarting pod, a slow
+	// target) does not vanish from the API and make autoscalers flap; the cost is that a metric
+	// stays listed for up to this long after its last sample (its queries then return no data, a
+	// 404).
+	DefaultSeriesMaxAge = 10 * time.Minute
+)
+
+// Options are the command-line options of the metrics provider.
+type Options struct {
+	// RulesFile is the prometheus-adapter compatible rule file; empty serves rules.Default().
+	RulesFile string
+	// DiscoveryInterval is how often the series are rediscovered.
+	DiscoveryInterval time.Duration
+	// SeriesMaxAge is how far back each discovery pass looks for series.
+	SeriesMaxAge time.Duration
+}
+
+// NewOptions returns Options with their defaults.
+func NewOptions() *Options {
+	return &Options{DiscoveryInterval: DefaultDiscoveryInterval, SeriesMaxAge: DefaultSeriesMaxAge}
+}
+
+// AddFlags adds --config, --metrics-relist-interval and --metrics-max-age (prometheus-adapter's
+// names) to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.RulesFile, "config", o.RulesFile,
+		"Rule file in prometheus-adapter's format. Empty serves the built-in default rules. "+
+			"The file is re-read when it changes and on SIGHUP; a bad file is reported and the last good rules are kept.")
+	fs.DurationVar(&o.DiscoveryInterval, "metrics-relist-interval", o.DiscoveryInterval,
+		"How often series are rediscovered from Prometheus.")
+	fs.DurationVar(&o.SeriesMaxAge, "metrics-max-age", o.SeriesMaxAge,
+		"How far back discovery looks for series; at least --metrics-relist-interval.")
+}
+
+// Validate returns every problem with the options.
+func (o *Options) Validate() []error {
+	var errs []error
+	if o.DiscoveryInterval <= 0 {
+		errs = append(errs, fmt.Errorf("--metrics-relist-interval must be positive, got %s", o.DiscoveryInterval))
+	}
+	if o.SeriesMaxAge <= 0 {
+		errs = append(errs, fmt.Errorf("--metrics-max-age must be positive, got %s", o.SeriesMaxAge))
+	} else if o.SeriesMaxAge < o.DiscoveryInterval {
+		errs = append(errs, fmt.Errorf("--metrics-max-age (%s) must be at least --metrics-relist-interval (%s), or series seen between passes are missed",
+			o.SeriesMaxAge, o.DiscoveryInterval))
+	}
+	if o.RulesFile != "" {
+		if fi, err := os.Stat(o.RulesFile); err != nil {
+			errs = append(errs, fmt.Errorf("--config: %w", err))
+		} else if fi.IsDir() {
+			errs = append(errs, fmt.Errorf("--config %s is a directory, want a rule file", o.RulesFile))
+		}
+	}
+	return errs
+}
+
+// Config is everything New needs.
+type Config struct {
+	Options
+	// Prometheus answers series discovery and queries.
+	Prometheus prometheus.Client
+	// Mapper normalizes group-resources and gives their kinds and versions.
+	Mapper apimeta.RESTMapper
+	// Metadata backs the metadata-only informers that resolve label selectors to object names.
+	Metadata metadata.Interface
+	// Registry receives the provider's own metrics.
+	Registry metrics.KubeRegistry
+	// Clock gives the discovery window and times discovery passes; nil means the real clock.
+	Clock clock.PassiveClock
+}
+
+// validate checks the dependencies; Options.Validate checks the options.
+func (c *Config) validate() error {
+	errs := c.Options.Validate()
+	if c.Prometheus == nil {
+		errs = append(errs, errors.New("prometheus client is required"))
+	}
+	if c.Mapper == nil {
+		errs = append(errs, errors.New("rest mapper is required"))
+	}
+	if c.Metadata == nil {
+		errs = append(errs, errors.New("metadata client is required"))
+	}
+	if c.Registry == nil {
+		errs = append(errs, errors.New("metrics registry is required"))
+	}
+	return utilerrors.NewAggregate(errs)
+}

@@ -1,0 +1,152 @@
+package metricsapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	"github.com/podpilot/podpilot/pkg/provider/prometheus"
+	"github.com/podpilot/podpilot/pkg/provider/rules"
+)
+
+// HealthCheckName is the name of the check returned by HealthChecker.
+const HealthCheckName = "metrics-discovery"
+
+// Provider serves custom and external metrics from Prometheus. Requests read an immutable
+// snapshot of the discovered metrics and never discover or LIST themselves; Run keeps the
+// snapshot and the rules current.
+type Provider struct {
+	prom     prometheus.Client
+	mapper   apimeta.RESTMapper
+	objects  *objectCache
+	metrics  *providerMetrics
+	interval time.Duration
+
+	// source, disc and rules are owned by the goroutine running Run.
+	source *ruleSource
+	disc   *discoverer
+	rules  *rules.RuleSet
+
+	snap    atomic.Pointer[snapshot]
+	ready   atomic.Bool
+	running atomic.Bool
+}
+
+var _ provider.MetricsProvider = (*Provider)(nil)
+
+// New validates cfg, loads and compiles the rules (a bad rule file is an error here) and
+// registers the provider's metrics. Nothing is discovered before Run.
+func New(cfg Config) (*Provider, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("metrics provider config: %w", err)
+	}
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	source := &ruleSource{path: cfg.RulesFile, mapper: cfg.Mapper}
+	res, err := source.load(true)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newProviderMetrics(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
+	p := &Provider{
+		prom:     cfg.Prometheus,
+		mapper:   cfg.Mapper,
+		objects:  newObjectCache(cfg.Metadata),
+		metrics:  m,
+		interval: cfg.DiscoveryInterval,
+		source:   source,
+		disc:     &discoverer{prom: cfg.Prometheus, clock: clk, maxAge: cfg.SeriesMaxAge, metrics: m},
+		rules:    res.set,
+	}
+	p.snap.Store(emptySnapshot())
+	return p, nil
+}
+
+// Run discovers metrics at once and then every DiscoveryInterval, reloads the rule file when
+// its content changes or on SIGHUP (rediscovering at once after a good reload), and serves the
+// object informers, until ctx is done. It returns nil then; it may be called only once.
+func (p *Provider) Run(ctx context.Context) error {
+	if !p.running.CompareAndSwap(false, true) {
+		return errors.New("metrics provider is already running")
+	}
+	p.objects.start(ctx)
+	defer p.objects.shutdown()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+
+	p.refresh(ctx)
+	relist := time.NewTicker(p.interval)
+	defer relist.Stop()
+	var poll <-chan time.Time
+	if p.source.path != "" {
+		t := time.NewTicker(rulesPollInterval)
+		defer t.Stop()
+		poll = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-relist.C:
+			p.refresh(ctx)
+		case <-poll:
+			if p.reload(ctx, reloadTrigger) {
+				p.refresh(ctx)
+				relist.Reset(p.interval)
+			}
+		case <-hup:
+			p.reload(ctx, reloadOnSignal)
+			p.refresh(ctx)
+			relist.Reset(p.interval)
+		}
+	}
+}
+
+// refresh runs one discovery pass with the current rules and publishes its snapshot.
+func (p *Provider) refresh(ctx context.Context) {
+	p.snap.Store(p.disc.discover(ctx, p.rules))
+	if !p.ready.Swap(true) {
+		klog.FromContext(ctx).Info("First metrics discovery pass completed")
+	}
+}
+
+// HealthChecker returns the "metrics-discovery" check: it passes once the first discovery pass
+// has completed, even if some series queries failed in it.
+func (p *Provider) HealthChecker() healthz.HealthChecker {
+	return healthz.NamedCheck(HealthCheckName, func(*http.Request) error {
+		if !p.ready.Load() {
+			return errors.New("the first metrics discovery pass has not completed")
+		}
+		return nil
+	})
+}
+
+// ListAllMetrics implements provider.CustomMetricsProvider. It returns the snapshot's prebuilt
+// slice, which callers must not modify.
+func (p *Provider) ListAllMetrics() []provider.CustomMetricInfo {
+	return p.snap.Load().customList
+}
+
+// ListAllExternalMetrics implements provider.ExternalMetricsProvider. It returns the snapshot's
+// prebuilt slice, which callers must not modify.
+func (p *Provider) ListAllExternalMetrics() []provider.ExternalMetricInfo {
+	return p.snap.Load().externalList
+}

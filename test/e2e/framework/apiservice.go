@@ -1,0 +1,164 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// apiServiceNamespace holds the Service the local APIServices point at.
+const apiServiceNamespace = "podpilot-system"
+
+var apiServiceGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+
+// MetricsAPIServices are the APIServices podpilot serves.
+var MetricsAPIServices = []string{
+	"v1beta2.custom.metrics.k8s.io",
+	"v1beta1.custom.metrics.k8s.io",
+	"v1beta1.external.metrics.k8s.io",
+}
+
+// localAPIService routes podpilot's API groups to a process on this machine:
+// a Service without selector, an FQDN EndpointSlice whose address is
+// 127.0.0.1 (IPv4 slices reject loopback; the aggregator dials FQDN ones),
+// and APIServices that skip TLS verification of the self-signed certificate.
+const localAPIService = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: %[1]s}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: podpilot, namespace: %[1]s}
+spec:
+  ports: [{name: https, port: 443, targetPort: %[2]d}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: podpilot-local
+  namespace: %[1]s
+  labels: {kubernetes.io/service-name: podpilot}
+addressType: FQDN
+endpoints: [{addresses: ["127.0.0.1"]}]
+ports: [{name: https, port: %[2]d, protocol: TCP}]
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta2.custom.metrics.k8s.io}
+spec:
+  group: custom.metrics.k8s.io
+  version: v1beta2
+  groupPriorityMinimum: 100
+  versionPriority: 200
+  insecureSkipTLSVerify: true
+  service: {name: podpilot, namespace: %[1]s, port: 443}
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta1.custom.metrics.k8s.io}
+spec:
+  group: custom.metrics.k8s.io
+  version: v1beta1
+  groupPriorityMinimum: 100
+  versionPriority: 100
+  insecureSkipTLSVerify: true
+  service: {name: podpilot, namespace: %[1]s, port: 443}
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta1.external.metrics.k8s.io}
+spec:
+  group: external.metrics.k8s.io
+  version: v1beta1
+  groupPriorityMinimum: 100
+  versionPriority: 100
+  insecureSkipTLSVerify: true
+  service: {name: podpilot, namespace: %[1]s, port: 443}
+`
+
+// RegisterMetricsAPIs points podpilot's APIServices at port on this machine
+// and waits until every one is Available.
+func (c *Cluster) RegisterMetricsAPIs(ctx context.Context, port int) error {
+	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
+	if _, err := c.apply(ctx, "", fmt.Appendf(nil, localAPIService, apiServiceNamespace, port), opts); err != nil {
+		return err
+	}
+	for _, name := range MetricsAPIServices {
+		err := Poll(ctx, time.Minute, "APIService "+name+" Available", func(ctx context.Context) (bool, string, error) {
+			return c.apiServiceAvailable(ctx, name)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UnregisterMetricsAPIs deletes podpilot's APIServices.
+func (c *Cluster) UnregisterMetricsAPIs(ctx context.Context) error {
+	for _, name := range MetricsAPIServices {
+		err := c.Dynamic.Resource(apiServiceGVR).Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete APIService %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) apiServiceAvailable(ctx context.Context, name string) (bool, string, error) {
+	u, err := c.Dynamic.Resource(apiServiceGVR).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false, "", err
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, raw := range conds {
+		cond, _ := raw.(map[string]any)
+		if cond["type"] == "Available" {
+			return cond["status"] == "True", fmt.Sprintf("%v: %v", cond["reason"], cond["message"]), nil
+		}
+	}
+	return false, "no Available condition yet", nil
+}
+
+// RawGet GETs path from the kube-apiserver as cluster-admin, like
+// `kubectl get --raw`, returning the body or an error carrying the status.
+// path may carry a query string.
+func (c *Cluster) RawGet(ctx context.Context, path string) ([]byte, error) {
+	p, rawQuery, _ := strings.Cut(path, "?")
+	req := c.Client.CoreV1().RESTClient().Get().AbsPath(p)
+	query, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("parse query of %s: %w", path, err)
+	}
+	for k, vs := range query {
+		for _, v := range vs {
+			req = req.Param(k, v)
+		}
+	}
+	return req.DoRaw(ctx)
+}
+
+// AnonymousGet GETs path from the kube-apiserver without credentials and
+// returns the HTTP status code.
+func (c *Cluster) AnonymousGet(ctx context.Context, path string) (int, error) {
+	anon, err := kubernetes.NewForConfig(rest.AnonymousClientConfig(c.Config))
+	if err != nil {
+		return 0, fmt.Errorf("build anonymous client: %w", err)
+	}
+	var code int
+	res := anon.CoreV1().RESTClient().Get().AbsPath(path).Do(ctx).StatusCode(&code)
+	if code == 0 {
+		return 0, fmt.Errorf("get %s: %w", path, res.Error())
+	}
+	return code, nil
+}
