@@ -26,10 +26,20 @@ var (
 	metricsServer *framework.Podpilot
 )
 
+// sharedPodpilotArgs configure the shared podpilot for tests: short
+// discovery, sync and stabilization periods.
+var sharedPodpilotArgs = []string{
+	"--metrics-relist-interval=2s", "--metrics-max-age=5m", "-v=2",
+	"--autoscaler-sync-period=2s", "--autoscaler-downscale-stabilization=20s",
+}
+
 // startMetricsServer starts the shared podpilot with the default rules and a
 // short discovery interval, and registers its APIServices.
 func startMetricsServer(ctx context.Context) error {
-	p, err := cluster.RunPodpilot(podpilotBinary, "--metrics-relist-interval=2s", "--metrics-max-age=5m", "-v=2")
+	if err := cluster.InstallCRDs(ctx); err != nil {
+		return err
+	}
+	p, err := cluster.RunPodpilot(podpilotBinary, sharedPodpilotArgs...)
 	if err != nil {
 		return err
 	}

@@ -5,11 +5,14 @@ import (
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	cliflag "k8s.io/component-base/cli/flag"
+	componentbaseconfig "k8s.io/component-base/config"
+	componentbaseoptions "k8s.io/component-base/config/options"
 	"k8s.io/component-base/logs"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/version/verflag"
 	basecmd "sigs.k8s.io/custom-metrics-apiserver/pkg/cmd"
 
+	"github.com/podpilot/podpilot/pkg/autoscaler/controller"
 	"github.com/podpilot/podpilot/pkg/provider/metricsapi"
 	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 )
@@ -27,6 +30,10 @@ type Options struct {
 	Prometheus *prometheus.Options
 	// Metrics configures the rule file and metric discovery.
 	Metrics *metricsapi.Options
+	// Autoscaler configures the embedded PodAutoscaler controller.
+	Autoscaler *controller.Options
+	// LeaderElection decides which replica runs the autoscaler.
+	LeaderElection componentbaseconfig.LeaderElectionConfiguration
 	// Logs configures klog through component-base.
 	Logs *logsapi.LoggingConfiguration
 }
@@ -34,9 +41,11 @@ type Options struct {
 // NewOptions returns Options with podpilot's defaults.
 func NewOptions() *Options {
 	o := &Options{
-		Prometheus: prometheus.NewOptions(),
-		Metrics:    metricsapi.NewOptions(),
-		Logs:       logsapi.NewLoggingConfiguration(),
+		Prometheus:     prometheus.NewOptions(),
+		Metrics:        metricsapi.NewOptions(),
+		Autoscaler:     controller.NewOptions(),
+		LeaderElection: newLeaderElection(),
+		Logs:           logsapi.NewLoggingConfiguration(),
 	}
 	o.Adapter.Name = "podpilot"
 	return o
@@ -63,6 +72,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 
 	o.Prometheus.AddFlags(fss.FlagSet("prometheus"))
 	o.Metrics.AddFlags(fss.FlagSet("metrics discovery"))
+	o.Autoscaler.AddFlags(fss.FlagSet("autoscaler"))
+	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fss.FlagSet("leader election"))
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logging"))
 	verflag.AddFlags(fss.FlagSet("global"))
 	fss.FlagSet("global").BoolP("help", "h", false, "Print this help and exit.")
@@ -75,6 +86,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.Adapter.CustomMetricsAdapterServerOptions.Validate()...)
 	errs = append(errs, o.Prometheus.Validate()...)
 	errs = append(errs, o.Metrics.Validate()...)
+	errs = append(errs, o.Autoscaler.Validate()...)
 	errs = append(errs, logsapi.Validate(o.Logs, nil, nil).ToAggregate())
 	return utilerrors.NewAggregate(errs)
 }

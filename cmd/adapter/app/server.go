@@ -77,15 +77,50 @@ func Run(ctx context.Context, o *Options) error {
 	srv.GenericAPIServer.Handler.NonGoRestfulMux.Handle("/metrics", promhttp.HandlerFor(
 		promclient.Gatherers{legacyregistry.DefaultGatherer, registry}, promhttp.HandlerOpts{}))
 
+	var scaler *autoscaler
+	if o.Autoscaler.Enabled {
+		restCfg, err := o.Adapter.ClientConfig()
+		if err != nil {
+			return fmt.Errorf("kubernetes client config: %w", err)
+		}
+		if scaler, err = newAutoscaler(o, restCfg, provider); err != nil {
+			return err
+		}
+		if err := srv.GenericAPIServer.AddReadyzChecks(scaler.readyz()); err != nil {
+			return fmt.Errorf("add readiness check: %w", err)
+		}
+		if err := srv.GenericAPIServer.AddLivezChecks(0, scaler.ctrl.Healthz()); err != nil {
+			return fmt.Errorf("add liveness check: %w", err)
+		}
+	}
+
+	// The API server stops last: it keeps serving until the autoscaler and
+	// the provider have returned.
+	serverCtx, stopServer := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServer()
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return provider.Run(ctx) })
-	g.Go(func() error {
-		if err := srv.GenericAPIServer.PrepareRun().RunWithContext(ctx); err != nil {
-			return fmt.Errorf("run API server: %w", err)
+	if scaler != nil {
+		g.Go(func() error { return scaler.Run(ctx) })
+	}
+	serverDone := make(chan error, 1)
+	go func() {
+		if err := srv.GenericAPIServer.PrepareRun().RunWithContext(serverCtx); err != nil {
+			serverDone <- fmt.Errorf("run API server: %w", err)
 		}
-		return nil
-	})
-	return g.Wait()
+		close(serverDone)
+	}()
+	select {
+	case err := <-serverDone:
+		return err
+	case <-ctx.Done():
+	}
+	err = g.Wait()
+	stopServer()
+	if serr := <-serverDone; serr != nil && err == nil {
+		err = serr
+	}
+	return err
 }
 
 // newProvider builds the Prometheus-backed metrics provider shared by the API

@@ -2,8 +2,10 @@ package framework
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"net/url"
+	"io"
+	"net/http"
 	"strings"
 	"time"
 
@@ -130,22 +132,36 @@ func (c *Cluster) apiServiceAvailable(ctx context.Context, name string) (bool, s
 	return false, "no Available condition yet", nil
 }
 
-// RawGet GETs path from the kube-apiserver as cluster-admin, like
-// `kubectl get --raw`, returning the body or an error carrying the status.
-// path may carry a query string.
+// RawGet GETs path (which may carry a query string) from the kube-apiserver
+// as cluster-admin, like ` + "`kubectl get --raw`" + `. A failure is returned as an
+// *apierrors.StatusError carrying the server's Status (code, reason, message).
 func (c *Cluster) RawGet(ctx context.Context, path string) ([]byte, error) {
-	p, rawQuery, _ := strings.Cut(path, "?")
-	req := c.Client.CoreV1().RESTClient().Get().AbsPath(p)
-	query, err := url.ParseQuery(rawQuery)
+	hc, err := rest.HTTPClientFor(c.Config)
 	if err != nil {
-		return nil, fmt.Errorf("parse query of %s: %w", path, err)
+		return nil, fmt.Errorf("build HTTP client: %w", err)
 	}
-	for k, vs := range query {
-		for _, v := range vs {
-			req = req.Param(k, v)
-		}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.Config.Host, "/")+path, nil)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
 	}
-	return req.DoRaw(ctx)
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if resp.StatusCode == http.StatusOK {
+		return body, nil
+	}
+	var status metav1.Status
+	if json.Unmarshal(body, &status) != nil || status.Kind != "Status" {
+		status = metav1.Status{Code: int32(resp.StatusCode), Message: string(body)}
+	}
+	return nil, &apierrors.StatusError{ErrStatus: status}
 }
 
 // AnonymousGet GETs path from the kube-apiserver without credentials and

@@ -3,6 +3,8 @@ package framework
 import (
 	"context"
 	"fmt"
+	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -66,4 +68,69 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// StatefulSet returns a StatefulSet of name with replicas pods on the kwok
+// node, started in parallel.
+func (c *Cluster) StatefulSet(name string, replicas int32) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:            &replicas,
+			ServiceName:         name,
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template:            c.PodTemplate(name),
+		},
+	}
+}
+
+// Replicas returns spec.replicas of the Deployment or StatefulSet name in ns.
+func (c *Cluster) Replicas(ctx context.Context, kind, ns, name string) (int32, error) {
+	switch kind {
+	case "Deployment":
+		s, err := c.Client.AppsV1().Deployments(ns).GetScale(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return 0, fmt.Errorf("get scale of deployment %s/%s: %w", ns, name, err)
+		}
+		return s.Spec.Replicas, nil
+	case "StatefulSet":
+		s, err := c.Client.AppsV1().StatefulSets(ns).GetScale(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return 0, fmt.Errorf("get scale of statefulset %s/%s: %w", ns, name, err)
+		}
+		return s.Spec.Replicas, nil
+	}
+	return 0, fmt.Errorf("unknown workload kind %q", kind)
+}
+
+// WaitReplicas waits until the workload's spec.replicas is want.
+func (c *Cluster) WaitReplicas(ctx context.Context, t testing.TB, timeout time.Duration, kind, ns, name string, want int32) {
+	t.Helper()
+	WaitFor(ctx, t, timeout, fmt.Sprintf("%s %s scaled to %d", kind, name, want), func(ctx context.Context) (bool, string, error) {
+		got, err := c.Replicas(ctx, kind, ns, name)
+		return got == want, fmt.Sprintf("%d replicas", got), err
+	})
+}
+
+// HoldReplicas fails the test if the workload's spec.replicas is ever other
+// than want during d.
+func (c *Cluster) HoldReplicas(ctx context.Context, t testing.TB, d time.Duration, kind, ns, name string, want int32) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		got, err := c.Replicas(ctx, kind, ns, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("%s %s has %d replicas, want it held at %d", kind, name, got, want)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	t.Logf("%s %s held at %d replicas for %s", kind, name, want, d)
 }

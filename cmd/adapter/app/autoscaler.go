@@ -1,0 +1,183 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"k8s.io/apiserver/pkg/server/healthz"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	componentbaseconfig "k8s.io/component-base/config"
+	"k8s.io/klog/v2"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+
+	"github.com/podpilot/podpilot/pkg/autoscaler/controller"
+	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
+	"github.com/podpilot/podpilot/pkg/generated/clientset/versioned"
+	"github.com/podpilot/podpilot/pkg/generated/informers/externalversions"
+)
+
+// defaultLeaseNamespace holds the leader election Lease when POD_NAMESPACE is unset.
+const defaultLeaseNamespace = "podpilot-system"
+
+// newLeaderElection returns podpilot's leader election defaults: on, with a
+// Lease named podpilot in the pod's own namespace.
+func newLeaderElection() componentbaseconfig.LeaderElectionConfiguration {
+	ns := os.Getenv("POD_NAMESPACE")
+	if ns == "" {
+		ns = defaultLeaseNamespace
+	}
+	return componentbaseconfig.LeaderElectionConfiguration{
+		LeaderElect:       true,
+		LeaseDuration:     metav1Duration(15 * time.Second),
+		RenewDeadline:     metav1Duration(10 * time.Second),
+		RetryPeriod:       metav1Duration(2 * time.Second),
+		ResourceLock:      resourcelock.LeasesResourceLock,
+		ResourceName:      "podpilot",
+		ResourceNamespace: ns,
+	}
+}
+
+// autoscaler is the embedded PodAutoscaler controller with what it runs on:
+// informers (started on every replica) and the controller loop (run on the
+// leader only).
+type autoscaler struct {
+	ctrl        *controller.Controller
+	kube        kubernetes.Interface
+	kubeInf     kubeinformers.SharedInformerFactory
+	podpilotInf externalversions.SharedInformerFactory
+	broadcaster events.EventBroadcaster
+	election    componentbaseconfig.LeaderElectionConfiguration
+	synced      atomic.Bool
+}
+
+// newAutoscaler builds the controller on the same custom metrics provider as
+// the API server, so custom metrics never leave the process.
+func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource) (*autoscaler, error) {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build kubernetes client: %w", err)
+	}
+	pp, err := versioned.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build podpilot client: %w", err)
+	}
+	mc, err := metricsclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build metrics.k8s.io client: %w", err)
+	}
+	a := &autoscaler{
+		kube:        kube,
+		kubeInf:     kubeinformers.NewSharedInformerFactory(kube, 0),
+		podpilotInf: externalversions.NewSharedInformerFactory(pp, 0),
+		broadcaster: events.NewBroadcaster(&events.EventSinkImpl{Interface: kube.EventsV1()}),
+		election:    o.LeaderElection,
+	}
+	rec, err := controller.NewRecorder(a.broadcaster)
+	if err != nil {
+		return nil, fmt.Errorf("build event recorder: %w", err)
+	}
+	a.ctrl, err = controller.New(controller.Config{
+		KubeClient: kube, PodpilotClient: pp, KubeInformers: a.kubeInf, PodpilotInformers: a.podpilotInf,
+		CustomSource: custom, ResourceSource: metrics.NewMetricsAPISource(mc), Recorder: rec,
+		Options: *o.Autoscaler,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("build autoscaler: %w", err)
+	}
+	return a, nil
+}
+
+// readyz passes once the autoscaler's informers have synced.
+func (a *autoscaler) readyz() healthz.HealthChecker {
+	return healthz.NamedCheck("autoscaler-informers", func(*http.Request) error {
+		if !a.synced.Load() {
+			return errors.New("autoscaler informers not synced")
+		}
+		return nil
+	})
+}
+
+// Run starts the informers and event sink, then runs the controller while
+// this replica leads, until ctx is done. It stops the controller first, then
+// the informers and the event sink.
+func (a *autoscaler) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	if err := a.broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		return fmt.Errorf("start event sink: %w", err)
+	}
+	defer a.broadcaster.Shutdown()
+	a.kubeInf.Start(ctx.Done())
+	a.podpilotInf.Start(ctx.Done())
+	defer a.kubeInf.Shutdown()
+	defer a.podpilotInf.Shutdown()
+	for typ, ok := range a.kubeInf.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("sync %v informer: %w", typ, ctx.Err())
+		}
+	}
+	for typ, ok := range a.podpilotInf.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("sync %v informer: %w", typ, ctx.Err())
+		}
+	}
+	a.synced.Store(true)
+	if !a.election.LeaderElect {
+		logger.Info("Leader election off: running the autoscaler")
+		return a.runController(ctx)
+	}
+	return a.lead(ctx)
+}
+
+func (a *autoscaler) runController(ctx context.Context) error {
+	if err := a.ctrl.Run(ctx); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("run autoscaler: %w", err)
+	}
+	return nil
+}
+
+// lead runs the controller whenever this replica holds the Lease, campaigning
+// again after losing it, until ctx is done.
+func (a *autoscaler) lead(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	host, _ := os.Hostname()
+	id := host + "_" + uuid.NewString()
+	lock, err := resourcelock.New(a.election.ResourceLock, a.election.ResourceNamespace, a.election.ResourceName,
+		a.kube.CoreV1(), a.kube.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
+	if err != nil {
+		return fmt.Errorf("build leader election lock: %w", err)
+	}
+	var runErr error
+	for ctx.Err() == nil && runErr == nil {
+		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+			Lock:            lock,
+			Name:            "podpilot-autoscaler",
+			LeaseDuration:   a.election.LeaseDuration.Duration,
+			RenewDeadline:   a.election.RenewDeadline.Duration,
+			RetryPeriod:     a.election.RetryPeriod.Duration,
+			ReleaseOnCancel: true,
+			Callbacks: leaderelection.LeaderCallbacks{
+				OnStartedLeading: func(ctx context.Context) {
+					logger.Info("Became leader: running the autoscaler", "identity", id)
+					runErr = a.runController(ctx)
+				},
+				OnStoppedLeading: func() { logger.Info("Stopped leading", "identity", id) },
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("build leader elector: %w", err)
+		}
+		le.Run(ctx)
+	}
+	return runErr
+}
