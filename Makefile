@@ -61,6 +61,7 @@ verify: ## Check formatting, vet, generated code and go.mod are up to date.
 	go vet ./...
 	hack/verify-codegen.sh
 	hack/verify-gomod.sh
+	hack/verify-imports.sh
 
 .PHONY: clean
 clean: ## Remove build output (the cached tool binaries stay; see clean-tools).

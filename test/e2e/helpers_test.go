@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -24,3 +25,5 @@ func quantity(s string) float64 {
 	}
 	return q.AsApproximateFloat64()
 }
+
+func stringsContains(s, sub string) bool { return strings.Contains(s, sub) }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podpilot/podpilot/pkg/provider/rules"
 	"github.com/podpilot/podpilot/test/e2e/framework"
 )
 
@@ -39,7 +40,12 @@ func startMetricsServer(ctx context.Context) error {
 	if err := cluster.InstallCRDs(ctx); err != nil {
 		return err
 	}
-	p, err := cluster.RunPodpilot(podpilotBinary, sharedPodpilotArgs...)
+	// The default rules plus resourceRules, so podpilot serves metrics.k8s.io too.
+	rulesFile := filepath.Join(cluster.StateDir, "podpilot-rules.yaml")
+	if err := os.WriteFile(rulesFile, []byte(rules.DefaultYAML+framework.ResourceRulesYAML), 0o644); err != nil {
+		return fmt.Errorf("write rule file: %w", err)
+	}
+	p, err := cluster.RunPodpilot(podpilotBinary, append(sharedPodpilotArgs, "--config="+rulesFile)...)
 	if err != nil {
 		return err
 	}

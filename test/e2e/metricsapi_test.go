@@ -67,7 +67,7 @@ func serveExporter(t *testing.T) *exporter.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := strings.NewReplacer(":", "-", ".", "-").Replace(t.Name() + "-" + srv.Addr)
+	name := strings.NewReplacer(":", "-", ".", "-", "/", "-").Replace(t.Name() + "-" + srv.Addr)
 	if err := srv.RegisterTarget(cluster.TargetsDir, name); err != nil {
 		t.Fatal(err)
 	}

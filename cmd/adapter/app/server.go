@@ -59,7 +59,7 @@ func Run(ctx context.Context, o *Options) error {
 	logger.Info("Starting podpilot", "version", version.Get().GitVersion)
 
 	registry := metrics.NewKubeRegistry()
-	provider, err := newProvider(o, registry)
+	provider, prom, meta, err := newProvider(o, registry)
 	if err != nil {
 		return err
 	}
@@ -73,6 +73,13 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	if err := srv.GenericAPIServer.AddReadyzChecks(provider.HealthChecker()); err != nil {
 		return fmt.Errorf("add readiness check: %w", err)
+	}
+	// metrics.k8s.io is served only when the rule file has resourceRules at start-up.
+	if provider.ResourceQueries() != nil {
+		if err := installResourceMetrics(o, srv.GenericAPIServer, provider, prom, meta); err != nil {
+			return err
+		}
+		logger.Info("Serving metrics.k8s.io from the rule file's resourceRules")
 	}
 	srv.GenericAPIServer.Handler.NonGoRestfulMux.Handle("/metrics", promhttp.HandlerFor(
 		promclient.Gatherers{legacyregistry.DefaultGatherer, registry}, promhttp.HandlerOpts{}))
@@ -125,36 +132,36 @@ func Run(ctx context.Context, o *Options) error {
 
 // newProvider builds the Prometheus-backed metrics provider shared by the API
 // server and the autoscaler.
-func newProvider(o *Options, registry metrics.KubeRegistry) (*metricsapi.Provider, error) {
+func newProvider(o *Options, registry metrics.KubeRegistry) (*metricsapi.Provider, prometheus.Client, metadata.Interface, error) {
 	promCfg, err := o.Prometheus.Config()
 	if err != nil {
-		return nil, fmt.Errorf("prometheus options: %w", err)
+		return nil, nil, nil, fmt.Errorf("prometheus options: %w", err)
 	}
 	promMetrics, err := prometheus.NewMetrics(registry)
 	if err != nil {
-		return nil, fmt.Errorf("register prometheus client metrics: %w", err)
+		return nil, nil, nil, fmt.Errorf("register prometheus client metrics: %w", err)
 	}
 	prom, err := prometheus.New(promCfg, promMetrics)
 	if err != nil {
-		return nil, fmt.Errorf("build prometheus client: %w", err)
+		return nil, nil, nil, fmt.Errorf("build prometheus client: %w", err)
 	}
 	mapper, err := o.Adapter.RESTMapper()
 	if err != nil {
-		return nil, fmt.Errorf("build REST mapper: %w", err)
+		return nil, nil, nil, fmt.Errorf("build REST mapper: %w", err)
 	}
 	restCfg, err := o.Adapter.ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client config: %w", err)
+		return nil, nil, nil, fmt.Errorf("kubernetes client config: %w", err)
 	}
 	meta, err := metadata.NewForConfig(restCfg)
 	if err != nil {
-		return nil, fmt.Errorf("build metadata client: %w", err)
+		return nil, nil, nil, fmt.Errorf("build metadata client: %w", err)
 	}
 	p, err := metricsapi.New(metricsapi.Config{
 		Options: *o.Metrics, Prometheus: prom, Mapper: mapper, Metadata: meta, Registry: registry,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("build metrics provider: %w", err)
+		return nil, nil, nil, fmt.Errorf("build metrics provider: %w", err)
 	}
-	return p, nil
+	return p, prom, meta, nil
 }

@@ -39,9 +39,10 @@ type Provider struct {
 	disc   *discoverer
 	rules  *rules.RuleSet
 
-	snap    atomic.Pointer[snapshot]
-	ready   atomic.Bool
-	running atomic.Bool
+	snap     atomic.Pointer[snapshot]
+	resource atomic.Pointer[rules.ResourceQueries]
+	ready    atomic.Bool
+	running  atomic.Bool
 }
 
 var _ provider.MetricsProvider = (*Provider)(nil)
@@ -76,6 +77,7 @@ func New(cfg Config) (*Provider, error) {
 		rules:    res.set,
 	}
 	p.snap.Store(emptySnapshot())
+	p.resource.Store(res.set.Resource)
 	return p, nil
 }
 
@@ -137,6 +139,12 @@ func (p *Provider) HealthChecker() healthz.HealthChecker {
 		}
 		return nil
 	})
+}
+
+// ResourceQueries returns the resource-metric rules of the rules in force (reloads included),
+// or nil when the rule file has no resourceRules. It is safe for concurrent use.
+func (p *Provider) ResourceQueries() *rules.ResourceQueries {
+	return p.resource.Load()
 }
 
 // ListAllMetrics implements provider.CustomMetricsProvider. It returns the snapshot's prebuilt

@@ -93,6 +93,7 @@ func (p *Provider) reload(ctx context.Context, trigger string) bool {
 		return false
 	}
 	p.rules = res.set
+	p.resource.Store(res.set.Resource)
 	p.metrics.reloads.WithLabelValues(trigger, resultSuccess).Inc()
 	logger.Info("Loaded new rules", "file", p.source.path, "trigger", trigger,
 		"customRules", len(res.set.Custom), "externalRules", len(res.set.External))

@@ -27,6 +27,7 @@ var MetricsAPIServices = []string{
 	"v1beta2.custom.metrics.k8s.io",
 	"v1beta1.custom.metrics.k8s.io",
 	"v1beta1.external.metrics.k8s.io",
+	"v1beta1.metrics.k8s.io",
 }
 
 // localAPIService routes podpilot's API groups to a process on this machine:
@@ -86,10 +87,22 @@ spec:
   versionPriority: 100
   insecureSkipTLSVerify: true
   service: {name: podpilot, namespace: %[1]s, port: 443}
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta1.metrics.k8s.io}
+spec:
+  group: metrics.k8s.io
+  version: v1beta1
+  groupPriorityMinimum: 100
+  versionPriority: 100
+  insecureSkipTLSVerify: true
+  service: {name: podpilot, namespace: %[1]s, port: 443}
 `
 
 // RegisterMetricsAPIs points podpilot's APIServices at port on this machine
-// and waits until every one is Available.
+// (including metrics.k8s.io: start podpilot with resourceRules) and waits
+// until every one is Available.
 func (c *Cluster) RegisterMetricsAPIs(ctx context.Context, port int) error {
 	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
 	if _, err := c.apply(ctx, "", fmt.Appendf(nil, localAPIService, apiServiceNamespace, port), opts); err != nil {

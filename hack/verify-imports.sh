@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Checks the import rules of ARCHITECTURE.md / STYLE.md with go list:
+# - the pure algorithm packages import no client, server, Prometheus or
+#   k8s.io/kubernetes code;
+# - pkg/provider and pkg/autoscaler never import each other;
+# - nothing in the main module imports k8s.io/kubernetes;
+# - pkg/ never imports cmd/ or test/.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$PODPILOT_ROOT"
+
+rc=0
+fail() { log "import rule broken: $*"; rc=1; }
+mod=github.com/podpilot/podpilot
+
+deps() { go list -deps -f '{{.ImportPath}}' "$@"; }
+
+for pkg in ./pkg/autoscaler/replicas ./pkg/autoscaler/normalize ./pkg/autoscaler/decision; do
+  bad=$(deps "$pkg" | grep -E '^(k8s\.io/client-go|k8s\.io/apiserver|k8s\.io/kubernetes|github\.com/prometheus/|sigs\.k8s\.io/custom-metrics-apiserver)' || true)
+  [[ -z $bad ]] || fail "$pkg (pure) imports: $(echo $bad)"
+  if grep -n 'time\.Now()' "$pkg"/*.go | grep -v _test.go | grep -v '^\S*doc.go' >/dev/null; then
+    fail "$pkg (pure) calls time.Now()"
+  fi
+done
+bad=$(deps ./pkg/provider/... | grep "^$mod/pkg/autoscaler" || true)
+[[ -z $bad ]] || fail "pkg/provider imports pkg/autoscaler: $(echo $bad)"
+bad=$(deps ./pkg/autoscaler/... | grep "^$mod/pkg/provider" || true)
+[[ -z $bad ]] || fail "pkg/autoscaler imports pkg/provider: $(echo $bad)"
+bad=$(deps ./... | grep '^k8s\.io/kubernetes' || true)
+[[ -z $bad ]] || fail "the main module imports k8s.io/kubernetes: $(echo $bad)"
+bad=$(deps ./pkg/... | grep -E "^$mod/(cmd|test)/" || true)
+[[ -z $bad ]] || fail "pkg/ imports cmd/ or test/: $(echo $bad)"
+[[ $rc == 0 ]] && log "import rules hold"
+exit $rc

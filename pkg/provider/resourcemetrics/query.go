@@ -1,0 +1,165 @@
+package resourcemetrics
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
+
+	"github.com/podpilot/podpilot/pkg/provider/rules"
+)
+
+// podsResource is the group-resource of pods in object requests.
+func podsResource() schema.GroupResource { return schema.GroupResource{Resource: "pods"} }
+
+// nodesResource is the group-resource of nodes in object requests.
+func nodesResource() schema.GroupResource { return schema.GroupResource{Resource: "nodes"} }
+
+// usageRequest is one fetch: the rules' container queries for pods or node queries for nodes.
+type usageRequest struct {
+	// req is the object request; req.Resource is pods or nodes.
+	req rules.ObjectRequest
+	// keep filters the objects by name; nil keeps every object in the result.
+	keep map[string]struct{}
+}
+
+// usageKey is an object and, for pods, one of its containers.
+type usageKey struct {
+	object    string
+	container string
+}
+
+// usage is the usage of one object (or container) and the oldest timestamp of its samples.
+type usage struct {
+	values    corev1.ResourceList
+	timestamp time.Time
+}
+
+// resourceSpec is how one system resource is queried and converted.
+type resourceSpec struct {
+	name     corev1.ResourceName
+	query    *rules.ResourceQuery
+	quantity func(float64) resource.Quantity
+}
+
+func resourceSpecs(rq *rules.ResourceQueries) []resourceSpec {
+	return []resourceSpec{
+		{name: corev1.ResourceCPU, query: rq.CPU, quantity: cpuQuantity},
+		{name: corev1.ResourceMemory, query: rq.Memory, quantity: memoryQuantity},
+	}
+}
+
+// cpuQuantity converts cores to a quantity in millicores, rounded.
+func cpuQuantity(cores float64) resource.Quantity {
+	return *resource.NewMilliQuantity(int64(math.Round(cores*1000)), resource.DecimalSI)
+}
+
+// memoryQuantity converts bytes to a quantity, rounded.
+func memoryQuantity(bytes float64) resource.Quantity {
+	return *resource.NewQuantity(int64(math.Round(bytes)), resource.BinarySI)
+}
+
+// fetch runs the cpu and then the memory query of ur, one query each, and groups the samples by
+// object and, for pods, container. An object or container keeps whatever resources it has
+// samples for; a consumer such as the HPA treats a missing one as missing data.
+func (p *Provider) fetch(ctx context.Context, rq *rules.ResourceQueries, ur usageRequest) (map[usageKey]*usage, error) {
+	out := map[usageKey]*usage{}
+	for _, spec := range resourceSpecs(rq) {
+		q, err := renderQuery(spec.query, ur.req)
+		if err != nil {
+			return nil, fmt.Errorf("%s query for %s: %w", spec.name, ur.req.Resource.String(), err)
+		}
+		vec, err := p.prom.Query(ctx, q, time.Time{}) // zero: Prometheus's now
+		if err != nil {
+			return nil, fmt.Errorf("%s of %s: %w", spec.name, ur.req.Resource.String(), err)
+		}
+		klog.FromContext(ctx).V(5).Info("Queried resource metric", "resource", spec.name,
+			"objects", ur.req.Resource.String(), "namespace", ur.req.Namespace, "query", q, "samples", len(vec))
+		if err := addSamples(out, spec, ur, vec); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// renderQuery renders the container query for pods and the node query for nodes.
+func renderQuery(q *rules.ResourceQuery, req rules.ObjectRequest) (string, error) {
+	if req.Resource == nodesResource() {
+		return q.NodeQuery(req)
+	}
+	return q.ContainerQuery(req)
+}
+
+// addSamples adds one resource's samples to out. Samples without an object (or, for pods, a
+// container) label, of objects not kept, or with a NaN or infinite value are skipped.
+func addSamples(out map[usageKey]*usage, spec resourceSpec, ur usageRequest, vec model.Vector) error {
+	label, err := spec.query.LabelForResource(ur.req.Resource)
+	if err != nil {
+		return fmt.Errorf("%s label for %s: %w", spec.name, ur.req.Resource.String(), err)
+	}
+	containerLabel := ""
+	if ur.req.Resource == podsResource() {
+		containerLabel = spec.query.ContainerLabel()
+	}
+	for _, s := range vec {
+		key := usageKey{object: string(s.Metric[model.LabelName(label)])}
+		if containerLabel != "" {
+			key.container = string(s.Metric[model.LabelName(containerLabel)])
+		}
+		v := float64(s.Value)
+		if key.object == "" || (containerLabel != "" && key.container == "") || math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		if _, ok := ur.keep[key.object]; ur.keep != nil && !ok {
+			continue
+		}
+		ts := s.Timestamp.Time()
+		u, ok := out[key]
+		if !ok {
+			u = &usage{values: corev1.ResourceList{}, timestamp: ts}
+			out[key] = u
+		}
+		u.values[spec.name] = spec.quantity(v)
+		if ts.Before(u.timestamp) {
+			u.timestamp = ts
+		}
+	}
+	return nil
+}
+
+// objectNames returns the sorted distinct object names of found.
+func objectNames(found map[usageKey]*usage) []string {
+	seen := map[string]struct{}{}
+	var names []string
+	for k := range found {
+		if _, ok := seen[k.object]; !ok {
+			seen[k.object] = struct{}{}
+			names = append(names, k.object)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// namesRequest fills req with names, the metricsapi policy: by name when the names matcher fits
+// rules.MaxNamesMatcherBytes, otherwise every object with the result filtered by name in memory,
+// so that each request is one bounded query per resource.
+func namesRequest(req rules.ObjectRequest, names []string) usageRequest {
+	keep := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		keep[n] = struct{}{}
+	}
+	if rules.NamesMatcherBytes(names) <= rules.MaxNamesMatcherBytes {
+		req.Names = names
+	} else {
+		req.AllObjects = true
+	}
+	return usageRequest{req: req, keep: keep}
+}
