@@ -6,7 +6,8 @@ SHELL := /usr/bin/env bash -o pipefail
 export PATH := $(PATH):/usr/local/go/bin:$(shell go env GOPATH 2>/dev/null)/bin
 export GOFLAGS := -buildvcs=false
 
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+# component-base requires a version that starts with vX.Y.Z.
+VERSION ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || echo "v0.1.0-dev+$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)")
 VERSION_PKG := k8s.io/component-base/version
 LDFLAGS := -X $(VERSION_PKG).gitVersion=$(VERSION) \
            -X $(VERSION_PKG).gitCommit=$(shell git rev-parse HEAD 2>/dev/null) \
@@ -37,7 +38,7 @@ test-unit: ## Run the unit tests.
 
 .PHONY: test-e2e
 test-e2e: tools build ## Run the e2e tests; they start and stop their own local control plane.
-	go test -count=1 -timeout $(E2E_TIMEOUT) -v $(E2E_FLAGS) ./test/e2e/...
+	go test -count=1 -timeout $(E2E_TIMEOUT) -parallel 8 -v $(E2E_FLAGS) ./test/e2e/...
 
 .PHONY: demo
 demo: tools build ## Run the demo on a local control plane.

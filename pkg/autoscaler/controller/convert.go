@@ -70,14 +70,15 @@ func resourceTarget(m podpilotv1alpha1.ResourceMetricSpec) replicas.Target {
 	return t
 }
 
-// behaviorOf converts the spec's behavior. An unset behavior, or unset fields, take the
-// autoscaling/v2 defaults in normalize; the spec itself is never defaulted.
+// behaviorOf converts the spec's behavior. Without one, normalize applies the
+// HPA's legacy normalization (downscale stabilization window from the flag,
+// scale-up limit max(2 × current, 4)); unset fields of a behavior take the
+// autoscaling/v2 defaults in normalize. The spec itself is never defaulted.
 func behaviorOf(b *podpilotv1alpha1.PodAutoscalerBehavior) *normalize.Behavior {
-	out := &normalize.Behavior{}
-	if b != nil {
-		out.ScaleUp, out.ScaleDown = rulesOf(b.ScaleUp), rulesOf(b.ScaleDown)
+	if b == nil {
+		return nil
 	}
-	return out
+	return &normalize.Behavior{ScaleUp: rulesOf(b.ScaleUp), ScaleDown: rulesOf(b.ScaleDown)}
 }
 
 func rulesOf(r *podpilotv1alpha1.ScalingRules) *normalize.Rules {

@@ -83,11 +83,10 @@ func TestPersistedHistoryKeepsTheNewestOfEachRunWithinBounds(t *testing.T) {
 	}
 }
 
-func TestBehaviorDefaultsStayOutOfTheSpec(t *testing.T) {
+func TestNoBehaviorMeansTheLegacyNormalizationAndTheSpecStaysUndefaulted(t *testing.T) {
 	pa := seedAutoscaler()
-	b := behaviorOf(pa.Spec.Behavior)
-	if b == nil || b.ScaleUp != nil || b.ScaleDown != nil {
-		t.Errorf("behavior = %+v, want an empty behavior that normalize defaults", b)
+	if b := behaviorOf(pa.Spec.Behavior); b != nil {
+		t.Errorf("behavior = %+v, want nil: without spec.behavior the downscale stabilization flag and the max(2×current, 4) scale-up limit apply", b)
 	}
 	if pa.Spec.Behavior != nil {
 		t.Error("the spec was defaulted")
