@@ -105,7 +105,7 @@ func TestPodAutoscalerScalesOnCPUUtilization(t *testing.T) {
 	t.Cleanup(usage.Stop)
 	cluster.Apply(ctx, t, ns, resourceOnlyPodAutoscaler("cpu", "web", "{resourceName: cpu, targetType: Utilization, averageUtilization: 50}"))
 	// 80% against 50% on every pod: up until maxReplicas.
-	cluster.WaitReplicas(ctx, t, 3*time.Minute, "Deployment", ns, "web", 5)
+	cluster.WaitReplicas(ctx, t, 4*time.Minute, "Deployment", ns, "web", 5)
 	pa, err := getPodAutoscaler(ctx, t, ns, "cpu")
 	if err != nil {
 		t.Fatal(err)
