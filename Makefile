@@ -38,7 +38,7 @@ test-unit: ## Run the unit tests.
 
 .PHONY: test-e2e
 test-e2e: tools build ## Run the e2e tests; they start and stop their own local control plane.
-	go test -count=1 -timeout $(E2E_TIMEOUT) -parallel 8 -v $(E2E_FLAGS) ./test/e2e/...
+	go test -count=1 -timeout $(E2E_TIMEOUT) -parallel 8 -v $(E2E_FLAGS) ./test/e2e/
 
 .PHONY: demo
 demo: tools build ## Run the demo on a local control plane.

@@ -110,13 +110,13 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 }
 
 // GetMetricBySelector implements provider.CustomMetricsProvider with one query per request:
-//   - an empty selector queries every object of the resource in the namespace (AllObjects)
-//     without listing anything;
-//   - otherwise the matching names come from the resource's metadata informer; when their
-//     matcher fits rules.MaxNamesMatcherBytes they are queried by name, and when it does not the
-//     query matches every object and the result is filtered by the name set in memory. This
-//     keeps each request to one query of bounded size, trading a larger result for a very
-//     large selection.
+//   - the matching objects come from the resource's metadata informer (never a LIST), so
+//     series of objects that no longer exist are not served;
+//   - an empty selector queries every object of the resource in the namespace (AllObjects);
+//     otherwise, when the names' matcher fits rules.MaxNamesMatcherBytes they are queried by
+//     name, and when it does not the query matches every object; either way the result is
+//     filtered by the name set in memory. This keeps each request to one query of bounded size,
+//     trading a larger result for a very large selection.
 func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSel labels.Selector) (*custom_metrics.MetricValueList, error) {
 	what := fmt.Sprintf("metric %s for %s matching %q in namespace %q", info.Metric, info.GroupResource.String(),
 		selectorOrEverything(selector).String(), namespace)
@@ -130,26 +130,23 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 		Namespace: t.objectNamespace(namespace),
 		Selector:  metricSel,
 	}
-	var keep map[string]struct{}
-	if selector == nil || selector.Empty() {
+	names, err := p.objects.names(ctx, t.gvr, req.Namespace, selectorOrEverything(selector))
+	if err != nil {
+		return nil, statusError(what, err)
+	}
+	if len(names) == 0 {
+		return nil, provider.NewMetricNotFoundForSelectorError(t.info.GroupResource, info.Metric, "*", selectorOrEverything(selector))
+	}
+	keep := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		keep[n] = struct{}{}
+	}
+	// Series of objects that are gone (a pod deleted within the rate window)
+	// are dropped by keep either way.
+	if (selector == nil || selector.Empty()) || rules.NamesMatcherBytes(names) > rules.MaxNamesMatcherBytes {
 		req.AllObjects = true
 	} else {
-		names, err := p.objects.names(ctx, t.gvr, req.Namespace, selector)
-		if err != nil {
-			return nil, statusError(what, err)
-		}
-		if len(names) == 0 {
-			return nil, provider.NewMetricNotFoundForSelectorError(t.info.GroupResource, info.Metric, "*", selector)
-		}
-		keep = make(map[string]struct{}, len(names))
-		for _, n := range names {
-			keep[n] = struct{}{}
-		}
-		if rules.NamesMatcherBytes(names) <= rules.MaxNamesMatcherBytes {
-			req.Names = names
-		} else {
-			req.AllObjects = true
-		}
+		req.Names = names
 	}
 	values, err := p.queryObjects(ctx, t, req, keep)
 	if err != nil {

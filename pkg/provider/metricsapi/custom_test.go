@@ -85,10 +85,10 @@ func TestGetMetricBySelector(t *testing.T) {
 			inQuery:     []string{`sum(rate(zdns_vanguard_queries_total{`, `namespace="ns"`, `pod=~"p1|p2"`, `by (pod)`},
 		},
 		{
-			name:        "an empty selector queries every pod of the namespace without listing",
+			name:        "an empty selector queries every pod of the namespace and serves only pods that exist",
 			info:        qpsPod,
 			query:       answer(perPod, nil),
-			want:        []custom_metrics.MetricValue{podValue("gone", 4000, t3, nil), podValue("p1", 1500, t1, nil), podValue("p2", 2000000, t2, nil), podValue("p3", 250, t3, nil)},
+			want:        []custom_metrics.MetricValue{podValue("p1", 1500, t1, nil), podValue("p2", 2000000, t2, nil), podValue("p3", 250, t3, nil)},
 			wantCode:    http.StatusOK,
 			wantQueries: 1,
 			inQuery:     []string{`namespace="ns"`, `pod!=""`},

@@ -70,7 +70,8 @@ func (s *podStorage) Get(ctx context.Context, name string, _ *metav1.GetOptions)
 }
 
 // List implements rest.Lister. A namespace without a label selector is one query per resource
-// for every pod in it (AllObjects), with no listing; a label selector, or every namespace, takes
+// for every pod in it (AllObjects), filtered by the pods the lister has (a pod deleted a moment
+// ago is not listed while its series are still in the window); a label selector, or every namespace, takes
 // the pod names from the pod lister and queries each namespace by name. The field selector
 // (metadata.name, metadata.namespace) filters the result. Pods without samples are left out.
 func (s *podStorage) List(ctx context.Context, opts *metainternalversion.ListOptions) (runtime.Object, error) {
@@ -81,8 +82,7 @@ func (s *podStorage) List(ctx context.Context, opts *metainternalversion.ListOpt
 		err   error
 	)
 	if ns != "" && lsel.Empty() {
-		req := rules.ObjectRequest{Resource: podsResource(), Namespace: ns, AllObjects: true}
-		items, err = s.p.podMetrics(ctx, usageRequest{req: req})
+		items, err = s.p.namespacePodMetrics(ctx, ns)
 	} else {
 		items, err = s.p.listedPodMetrics(ctx, ns, lsel)
 	}
@@ -98,6 +98,16 @@ func (s *podStorage) List(ctx context.Context, opts *metainternalversion.ListOpt
 	klog.FromContext(ctx).V(4).Info("Served pod metrics", "namespace", ns, "labelSelector", lsel.String(),
 		"fieldSelector", fsel.String(), "pods", len(out.Items))
 	return out, nil
+}
+
+// namespacePodMetrics queries every pod of namespace and keeps the pods the lister has.
+func (p *Provider) namespacePodMetrics(ctx context.Context, namespace string) ([]metrics.PodMetrics, error) {
+	byNS, err := namesByNamespace(p.pods, namespace, labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	req := rules.ObjectRequest{Resource: podsResource(), Namespace: namespace, AllObjects: true}
+	return p.podMetrics(ctx, usageRequest{req: req, keep: keepSet(byNS[namespace])})
 }
 
 // listedPodMetrics queries the pods the lister has for sel, namespace by namespace.

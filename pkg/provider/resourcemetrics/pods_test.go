@@ -74,6 +74,7 @@ func TestListPodMetrics(t *testing.T) {
 		object("ns", "p2", map[string]string{"app": "b"}),
 		object("other", "q1", map[string]string{"app": "a"}),
 	}
+	gone := model.Vector{sample(0.5, ts, "pod", "deleted", "container", "app")}
 	cases := []struct {
 		name      string
 		namespace string
@@ -87,6 +88,11 @@ func TestListPodMetrics(t *testing.T) {
 		{
 			name:      "a namespace without a label selector is one query per resource for every pod, grouped by pod and container, cpu in millicores and memory in bytes",
 			namespace: "ns", vectors: seedPodVectors(ts),
+			want: []metrics.PodMetrics{p1, p2}, wantQuery: `namespace="ns",pod!=""`, wantQueries: 2,
+		},
+		{
+			name:      "a namespace without a label selector leaves out a pod the lister no longer has",
+			namespace: "ns", vectors: map[string]model.Vector{podCPU: append(seedPodVectors(ts)[podCPU], gone...), podMemory: seedPodVectors(ts)[podMemory]},
 			want: []metrics.PodMetrics{p1, p2}, wantQuery: `namespace="ns",pod!=""`, wantQueries: 2,
 		},
 		{

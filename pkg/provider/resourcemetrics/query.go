@@ -152,14 +152,20 @@ func objectNames(found map[usageKey]*usage) []string {
 // rules.MaxNamesMatcherBytes, otherwise every object with the result filtered by name in memory,
 // so that each request is one bounded query per resource.
 func namesRequest(req rules.ObjectRequest, names []string) usageRequest {
-	keep := make(map[string]struct{}, len(names))
-	for _, n := range names {
-		keep[n] = struct{}{}
-	}
+	keep := keepSet(names)
 	if rules.NamesMatcherBytes(names) <= rules.MaxNamesMatcherBytes {
 		req.Names = names
 	} else {
 		req.AllObjects = true
 	}
 	return usageRequest{req: req, keep: keep}
+}
+
+// keepSet is the set of names, for usageRequest.keep.
+func keepSet(names []string) map[string]struct{} {
+	keep := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		keep[n] = struct{}{}
+	}
+	return keep
 }

@@ -77,7 +77,8 @@ func TestInstallServesResourceMetricsFromAnAdapterServer(t *testing.T) {
 	for k, v := range seedNodeVectors(ts) {
 		prom.vectors[k] = v
 	}
-	p := fixture{prom: prom, rules: compileRules(t)}.provider(t)
+	existing := []*metav1.PartialObjectMetadata{object("ns", "p1", nil), object("ns", "p2", nil)}
+	p := fixture{prom: prom, rules: compileRules(t), pods: existing}.provider(t)
 	server, cfg := adapterServer(t)
 	if err := AddOpenAPIDefinitions(cfg); err != nil {
 		t.Fatal(err)
