@@ -81,7 +81,10 @@ type PodAutoscalerSpec struct {
 	// +optional
 	CustomMetrics []CustomMetricSpec `json:"customMetrics,omitempty"`
 	// Behavior configures scaling up and down separately, as in
-	// autoscaling/v2. When unset, the autoscaling/v2 defaults apply.
+	// autoscaling/v2; fields left unset take the autoscaling/v2 defaults.
+	// When behavior is unset, the HPA's classic normalization applies: the
+	// downscale stabilization window of --autoscaler-downscale-stabilization
+	// and a scale-up limit of max(2 x current replicas, 4) per sync.
 	// +optional
 	Behavior *PodAutoscalerBehavior `json:"behavior,omitempty"`
 }
