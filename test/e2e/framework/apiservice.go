@@ -30,11 +30,10 @@ var MetricsAPIServices = []string{
 	"v1beta1.metrics.k8s.io",
 }
 
-// localAPIService routes podpilot's API groups to a process on this machine:
-// a Service without selector, an FQDN EndpointSlice whose address is
-// 127.0.0.1 (IPv4 slices reject loopback; the aggregator dials FQDN ones),
-// and APIServices that skip TLS verification of the self-signed certificate.
-const localAPIService = `
+// localRouting routes podpilot's API groups to a process on this machine: a
+// Service without selector and an FQDN EndpointSlice whose address is
+// 127.0.0.1 (IPv4 slices reject loopback; the aggregator dials FQDN ones).
+const localRouting = `
 apiVersion: v1
 kind: Namespace
 metadata: {name: %[1]s}
@@ -54,58 +53,44 @@ metadata:
 addressType: FQDN
 endpoints: [{addresses: ["127.0.0.1"]}]
 ports: [{name: https, port: %[2]d, protocol: TCP}]
----
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: v1beta2.custom.metrics.k8s.io}
-spec:
-  group: custom.metrics.k8s.io
-  version: v1beta2
-  groupPriorityMinimum: 100
-  versionPriority: 200
-  insecureSkipTLSVerify: true
-  service: {name: podpilot, namespace: %[1]s, port: 443}
----
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: v1beta1.custom.metrics.k8s.io}
-spec:
-  group: custom.metrics.k8s.io
-  version: v1beta1
-  groupPriorityMinimum: 100
-  versionPriority: 100
-  insecureSkipTLSVerify: true
-  service: {name: podpilot, namespace: %[1]s, port: 443}
----
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: v1beta1.external.metrics.k8s.io}
-spec:
-  group: external.metrics.k8s.io
-  version: v1beta1
-  groupPriorityMinimum: 100
-  versionPriority: 100
-  insecureSkipTLSVerify: true
-  service: {name: podpilot, namespace: %[1]s, port: 443}
----
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: v1beta1.metrics.k8s.io}
-spec:
-  group: metrics.k8s.io
-  version: v1beta1
-  groupPriorityMinimum: 100
-  versionPriority: 100
-  insecureSkipTLSVerify: true
-  service: {name: podpilot, namespace: %[1]s, port: 443}
 `
+
+// apiService is one APIService for the Service of localRouting, skipping TLS
+// verification of podpilot's self-signed certificate.
+const apiService = `---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: %[1]s}
+spec:
+  group: %[2]s
+  version: %[3]s
+  groupPriorityMinimum: 100
+  versionPriority: %[4]d
+  insecureSkipTLSVerify: true
+  service: {name: podpilot, namespace: %[5]s, port: 443}
+`
+
+// localAPIServices renders localRouting and an APIService for each of
+// MetricsAPIServices, pointing at port.
+func localAPIServices(port int) []byte {
+	doc := fmt.Appendf(nil, localRouting, apiServiceNamespace, port)
+	for _, name := range MetricsAPIServices {
+		version, group, _ := strings.Cut(name, ".")
+		priority := 100
+		if version == "v1beta2" { // preferred over v1beta1
+			priority = 200
+		}
+		doc = fmt.Appendf(doc, apiService, name, group, version, priority, apiServiceNamespace)
+	}
+	return doc
+}
 
 // RegisterMetricsAPIs points podpilot's APIServices at port on this machine
 // (including metrics.k8s.io: start podpilot with resourceRules) and waits
 // until every one is Available.
 func (c *Cluster) RegisterMetricsAPIs(ctx context.Context, port int) error {
 	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
-	if _, err := c.apply(ctx, "", fmt.Appendf(nil, localAPIService, apiServiceNamespace, port), opts); err != nil {
+	if _, err := c.apply(ctx, "", localAPIServices(port), opts); err != nil {
 		return err
 	}
 	for _, name := range MetricsAPIServices {

@@ -17,7 +17,7 @@ import (
 // client), and waits until those in names are Available.
 func (c *Cluster) RegisterSomeMetricsAPIs(ctx context.Context, port int, names ...string) error {
 	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
-	if _, err := c.apply(ctx, "", fmt.Appendf(nil, localAPIService, apiServiceNamespace, port), opts); err != nil {
+	if _, err := c.apply(ctx, "", localAPIServices(port), opts); err != nil {
 		return err
 	}
 	for _, name := range MetricsAPIServices {
