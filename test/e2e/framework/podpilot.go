@@ -168,3 +168,11 @@ func tail(b []byte, n int) string {
 	}
 	return string(b)
 }
+
+// Signal sends sig to the podpilot process (e.g. SIGHUP to reload its rules).
+func (p *Podpilot) Signal(sig os.Signal) error {
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("signal podpilot: %w", err)
+	}
+	return nil
+}
