@@ -50,6 +50,19 @@ func writeSVG(path string, samples []sample, subtitle []string) error {
 	if len(samples) == 0 {
 		return fmt.Errorf("write chart %s: no samples", path)
 	}
+	svg := renderSVG(samples, subtitle)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write chart: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(svg), 0o644); err != nil {
+		return fmt.Errorf("write chart: %w", err)
+	}
+	return nil
+}
+
+// renderSVG returns the chart of samples, which must not be empty, as an SVG
+// document.
+func renderSVG(samples []sample, subtitle []string) string {
 	c := newChart(samples)
 	c.printf(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="%s">`+"\n",
 		chartW, chartH, chartW, chartH, fontFamily)
@@ -64,13 +77,7 @@ func writeSVG(path string, samples []sample, subtitle []string) error {
 	c.series(samples)
 	c.legend()
 	c.printf("</svg>\n")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write chart: %w", err)
-	}
-	if err := os.WriteFile(path, []byte(c.b.String()), 0o644); err != nil {
-		return fmt.Errorf("write chart: %w", err)
-	}
-	return nil
+	return c.b.String()
 }
 
 func newChart(samples []sample) *chart {
