@@ -43,9 +43,10 @@ func seriesAnswer(n, names int) string {
 // cannedServer answers every request with body.
 func cannedServer(b *testing.B, body string) *httptest.Server {
 	b.Helper()
+	raw := []byte(body)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(body))
+		_, _ = w.Write(raw)
 	}))
 	b.Cleanup(srv.Close)
 	return srv
