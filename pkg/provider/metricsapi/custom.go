@@ -54,7 +54,7 @@ func (t customTarget) objectNamespace(namespace string) string {
 
 // queryObjects renders and runs (or shares) the rule's query for req and returns the values of
 // the objects of names (sorted) that have samples.
-func (p *Provider) queryObjects(ctx context.Context, t customTarget, req rules.ObjectRequest, names []string) ([]custom_metrics.MetricValue, error) {
+func (p *Provider) queryObjects(ctx context.Context, t customTarget, req rules.ObjectRequest, names []string, reuse bool) ([]custom_metrics.MetricValue, error) {
 	q, err := t.rule.Query(req)
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func (p *Provider) queryObjects(ctx context.Context, t customTarget, req rules.O
 	if err != nil {
 		return nil, err
 	}
-	samples, err := p.customQueries.get(ctx, q+"\x00"+label, func(ctx context.Context) (objectSamples, error) {
+	samples, err := p.customQueries.get(ctx, q+"\x00"+label, reuse, func(ctx context.Context) (objectSamples, error) {
 		s, err := p.prom.QueryLabels(ctx, q, time.Time{}, []string{label}) // zero: Prometheus's now
 		return newObjectSamples(s), err
 	})
@@ -105,7 +105,7 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 	} else {
 		req.Names = names
 	}
-	values, err := p.queryObjects(ctx, t, req, names)
+	values, err := p.queryObjects(ctx, t, req, names, true)
 	if err != nil {
 		return nil, statusError(what, err)
 	}
@@ -130,6 +130,24 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 //
 // Either way the result is filtered by the selected names in memory.
 func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSel labels.Selector) (*custom_metrics.MetricValueList, error) {
+	return p.metricBySelector(ctx, namespace, selector, info, metricSel, true)
+}
+
+// FreshReads is the Provider for an in-process reader that times its own reads (the
+// autoscaler): its GetMetricBySelector shares a query in flight but never reuses a finished
+// answer, and its answer serves later API requests.
+type FreshReads struct{ p *Provider }
+
+// FreshReads returns p's FreshReads view.
+func (p *Provider) FreshReads() FreshReads { return FreshReads{p: p} }
+
+// GetMetricBySelector is Provider.GetMetricBySelector without reuse of finished answers.
+func (f FreshReads) GetMetricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSel labels.Selector) (*custom_metrics.MetricValueList, error) {
+	return f.p.metricBySelector(ctx, namespace, selector, info, metricSel, false)
+}
+
+// metricBySelector serves GetMetricBySelector, reusing fresh shared answers if reuse is set.
+func (p *Provider) metricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSel labels.Selector, reuse bool) (*custom_metrics.MetricValueList, error) {
 	what := fmt.Sprintf("metric %s for %s matching %q in namespace %q", info.Metric, info.GroupResource.String(),
 		selectorOrEverything(selector).String(), namespace)
 	t, err := p.resolveCustom(info)
@@ -156,7 +174,7 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 	} else {
 		req.Names = names
 	}
-	values, err := p.queryObjects(ctx, t, req, names)
+	values, err := p.queryObjects(ctx, t, req, names, reuse)
 	if err != nil {
 		return nil, statusError(what, err)
 	}

@@ -35,7 +35,7 @@ func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metr
 	if err != nil {
 		return nil, statusError(what, err)
 	}
-	vec, err := p.externalQueries.get(ctx, q, func(ctx context.Context) (model.Vector, error) {
+	vec, err := p.externalQueries.get(ctx, q, true, func(ctx context.Context) (model.Vector, error) {
 		return p.prom.Query(ctx, q, time.Time{}) // zero: Prometheus's now
 	})
 	if err != nil {

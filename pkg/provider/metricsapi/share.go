@@ -52,15 +52,16 @@ func newSharedQueries[V any](clk clock.PassiveClock, maxAge time.Duration, count
 // enabled reports whether answers are shared at all.
 func (c *sharedQueries[V]) enabled() bool { return c.maxAge > 0 }
 
-// get returns the answer for key: in flight, fresh, or from a new call of fetch. fetch runs
-// detached from the cancellation of ctx, since other requests may wait for it (the Prometheus
-// client bounds it with its timeout); a request whose ctx ends stops waiting.
-func (c *sharedQueries[V]) get(ctx context.Context, key string, fetch func(context.Context) (V, error)) (V, error) {
+// get returns the answer for key: in flight, fresh (when reuse is set), or from a new call of
+// fetch, which is then kept for later requests. fetch runs detached from the cancellation of
+// ctx, since other requests may wait for it (the Prometheus client bounds it with its timeout);
+// a request whose ctx ends stops waiting.
+func (c *sharedQueries[V]) get(ctx context.Context, key string, reuse bool, fetch func(context.Context) (V, error)) (V, error) {
 	if !c.enabled() {
 		c.count(servedByPrometheus)
 		return fetch(ctx)
 	}
-	a, servedBy := c.lookup(ctx, key, fetch)
+	a, servedBy := c.lookup(ctx, key, reuse, fetch)
 	c.count(servedBy)
 	select {
 	case <-a.done:
@@ -71,8 +72,8 @@ func (c *sharedQueries[V]) get(ctx context.Context, key string, fetch func(conte
 	}
 }
 
-// lookup finds the in-flight or fresh answer for key, or starts a call.
-func (c *sharedQueries[V]) lookup(ctx context.Context, key string, fetch func(context.Context) (V, error)) (*sharedAnswer[V], string) {
+// lookup finds the in-flight or (if reuse) fresh answer for key, or starts a call.
+func (c *sharedQueries[V]) lookup(ctx context.Context, key string, reuse bool, fetch func(context.Context) (V, error)) (*sharedAnswer[V], string) {
 	now := c.clock.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -80,7 +81,7 @@ func (c *sharedQueries[V]) lookup(ctx context.Context, key string, fetch func(co
 		if !a.finished {
 			return a, servedByInFlight
 		}
-		if c.fresh(a, now) {
+		if reuse && c.fresh(a, now) {
 			return a, servedByCache
 		}
 		delete(c.answers, key)
