@@ -165,9 +165,9 @@ type fixture struct {
 	resource resourceFunc
 	// statusLimiter is the controller's status write budget; nil is unlimited.
 	statusLimiter flowcontrol.RateLimiter
-	kubeInf  kubeinformers.SharedInformerFactory
-	ppInf    externalversions.SharedInformerFactory
-	ctrl     *Controller
+	kubeInf       kubeinformers.SharedInformerFactory
+	ppInf         externalversions.SharedInformerFactory
+	ctrl          *Controller
 }
 
 func newFixture(t *testing.T, custom customFunc, res resourceFunc, objs ...runtime.Object) *fixture {
