@@ -116,10 +116,27 @@ const MetricChangeTolerance = 0.05
 // that currentMetrics (and targets, rendered from them) count only when a metric appeared,
 // disappeared or moved by more than MetricChangeTolerance.
 func visiblyChanged(old, s podpilotv1alpha1.PodAutoscalerStatus) bool {
-	if metricsClose(old.CurrentMetrics, s.CurrentMetrics) {
+	if metricsClose(old.CurrentMetrics, s.CurrentMetrics) && sameTargetValues(old.Targets, s.Targets) {
 		s.CurrentMetrics, s.Targets = old.CurrentMetrics, old.Targets
 	}
 	return !equality.Semantic.DeepEqual(old, s)
+}
+
+// sameTargetValues reports whether two targets strings ("current/target, ...") show the same
+// targets, whatever their current values.
+func sameTargetValues(a, b string) bool {
+	pa, pb := strings.Split(a, ", "), strings.Split(b, ", ")
+	if len(pa) != len(pb) {
+		return false
+	}
+	for i := range pa {
+		_, ta, _ := strings.Cut(pa[i], "/")
+		_, tb, _ := strings.Cut(pb[i], "/")
+		if ta != tb {
+			return false
+		}
+	}
+	return true
 }
 
 // metricsClose reports whether two currentMetrics lists name the same metrics with values within
