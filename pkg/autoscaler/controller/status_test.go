@@ -20,7 +20,7 @@ func TestVisiblyChanged(t *testing.T) {
 				{Type: podpilotv1alpha1.CustomMetricSourceType, Name: "zdns_vanguard_qps", AverageValue: ptr.To(resource.MustParse("2000"))},
 				{Type: podpilotv1alpha1.ResourceMetricSourceType, Name: "cpu", AverageValue: ptr.To(resource.MustParse("200m")), AverageUtilization: ptr.To[int32](40)},
 			},
-			Conditions: []metav1.Condition{{Type: "ScalingActive", Status: metav1.ConditionTrue, Reason: "ValidMetricFound", Message: "m"}},
+			Conditions:      []metav1.Condition{{Type: "ScalingActive", Status: metav1.ConditionTrue, Reason: "ValidMetricFound", Message: "m"}},
 			Recommendations: []podpilotv1alpha1.Recommendation{{Replicas: 2, Timestamp: metav1.NewTime(now)}},
 		}
 	}
