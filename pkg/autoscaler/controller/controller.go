@@ -89,6 +89,7 @@ type Controller struct {
 	paInformer        cache.SharedIndexInformer
 	paLister          podpilotlisters.PodAutoscalerLister
 	podLister         corelisters.PodLister
+	podIndexer        cache.Indexer
 	deploymentLister  appslisters.DeploymentLister
 	statefulSetLister appslisters.StatefulSetLister
 	synced            []cache.InformerSynced
@@ -120,10 +121,13 @@ func New(cfg Config) (*Controller, error) {
 	pods := cfg.KubeInformers.Core().V1().Pods()
 	deployments := cfg.KubeInformers.Apps().V1().Deployments()
 	statefulSets := cfg.KubeInformers.Apps().V1().StatefulSets()
+	if err := addPodLabelIndex(pods.Informer()); err != nil {
+		return nil, fmt.Errorf("index pods by label: %w", err)
+	}
 	return &Controller{
 		kube: cfg.KubeClient, podpilot: cfg.PodpilotClient, statusRL: cfg.StatusLimiter, recorder: cfg.Recorder, clock: cfg.Clock,
 		opts: cfg.Options, fetcher: fetcher,
-		paInformer: pas.Informer(), paLister: pas.Lister(), podLister: pods.Lister(),
+		paInformer: pas.Informer(), paLister: pas.Lister(), podLister: pods.Lister(), podIndexer: pods.Informer().GetIndexer(),
 		deploymentLister: deployments.Lister(), statefulSetLister: statefulSets.Lister(),
 		synced: []cache.InformerSynced{pas.Informer().HasSynced, pods.Informer().HasSynced,
 			deployments.Informer().HasSynced, statefulSets.Informer().HasSynced},

@@ -45,7 +45,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
 	}
 	setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, ReasonSucceededGetScale,
 		"the PodAutoscaler controller was able to get the target's current scale", now)
-	pods, err := c.podLister.Pods(pa.Namespace).List(t.selector)
+	pods, err := c.selectPods(pa.Namespace, t.selector)
 	if err != nil {
 		return fmt.Errorf("list pods of %s in namespace %s: %w", t.reference, pa.Namespace, err)
 	}
