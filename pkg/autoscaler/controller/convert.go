@@ -126,18 +126,23 @@ func eventsOf(in []podpilotv1alpha1.ScaleEvent) []normalize.ScaleEvent {
 	return out
 }
 
-// persistHistory writes h into status: runs of equal consecutive recommendations keep only the
-// newest (a stabilization window sees a run exactly when it sees its newest entry), and each
-// list keeps its newest entries within the CRD bounds.
+// persistHistory writes h into status, each list keeping its newest entries within the CRD bounds.
+// Recommendations are runs (see normalize.History); status keeps whole seconds, so an ended run's
+// time is rounded up (a window then holds it a little longer, never shorter) and the ongoing run's
+// start down.
 func persistHistory(s *podpilotv1alpha1.PodAutoscalerStatus, h normalize.History) {
-	var recs []podpilotv1alpha1.Recommendation
+	recs := make([]podpilotv1alpha1.Recommendation, 0, len(h.Recommendations))
 	for i, r := range h.Recommendations {
-		if i+1 < len(h.Recommendations) && h.Recommendations[i+1].Replicas == r.Replicas {
-			continue
+		t := r.Time.Truncate(time.Second)
+		if i < len(h.Recommendations)-1 && !t.Equal(r.Time) {
+			t = t.Add(time.Second)
 		}
-		recs = append(recs, podpilotv1alpha1.Recommendation{Replicas: r.Replicas, Timestamp: metav1.NewTime(r.Time)})
+		recs = append(recs, podpilotv1alpha1.Recommendation{Replicas: r.Replicas, Timestamp: metav1.NewTime(t)})
 	}
 	s.Recommendations = newest(recs, podpilotv1alpha1.MaxRecommendations)
+	if len(s.Recommendations) == 0 {
+		s.Recommendations = nil
+	}
 	up := newest(scaleEventsOf(h.ScaleUpEvents), podpilotv1alpha1.MaxScaleEvents)
 	down := newest(scaleEventsOf(h.ScaleDownEvents), podpilotv1alpha1.MaxScaleEvents)
 	s.ScaleEvents = nil

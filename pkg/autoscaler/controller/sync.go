@@ -41,11 +41,11 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
 		setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, false, ReasonFailedGetScale,
 			"the PodAutoscaler controller was unable to get the target's current scale: "+err.Error(), now)
 		pa.Status.Targets = targetsOf(pa, nil)
-		return c.updateStatus(ctx, shared, pa)
+		return c.updateStatus(ctx, shared, pa, false)
 	}
 	setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, ReasonSucceededGetScale,
 		"the PodAutoscaler controller was able to get the target's current scale", now)
-	pods, err := c.podLister.Pods(pa.Namespace).List(t.selector)
+	pods, err := c.selectPods(pa.Namespace, t.selector)
 	if err != nil {
 		return fmt.Errorf("list pods of %s in namespace %s: %w", t.reference, pa.Namespace, err)
 	}
@@ -71,7 +71,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
 	pa.Status.CurrentMetrics = metricStatuses(d.Statuses)
 	pa.Status.Targets = targetsOf(pa, d.Statuses)
 	persistHistory(&pa.Status, history)
-	return errors.Join(rescaleErr, c.updateStatus(ctx, shared, pa))
+	return errors.Join(rescaleErr, c.updateStatus(ctx, shared, pa, d.Rescale))
 }
 
 // applyRescale writes d's replicas to the target's scale and returns the history with the
