@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	componentbaseconfig "k8s.io/component-base/config"
+	compbasemetrics "k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
@@ -62,8 +63,9 @@ type autoscaler struct {
 }
 
 // newAutoscaler builds the controller on the same custom metrics provider as
-// the API server, so custom metrics never leave the process.
-func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource) (*autoscaler, error) {
+// the API server, so custom metrics never leave the process; its own metrics
+// go to registry.
+func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource, registry compbasemetrics.KubeRegistry) (*autoscaler, error) {
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build kubernetes client: %w", err)
@@ -87,10 +89,14 @@ func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource) (*
 	if err != nil {
 		return nil, fmt.Errorf("build event recorder: %w", err)
 	}
+	m, err := controller.NewMetrics(registry)
+	if err != nil {
+		return nil, err
+	}
 	a.ctrl, err = controller.New(controller.Config{
 		KubeClient: kube, PodpilotClient: pp, KubeInformers: a.kubeInf, PodpilotInformers: a.podpilotInf,
 		CustomSource: custom, ResourceSource: metrics.NewMetricsAPISource(mc), Recorder: rec,
-		Options: *o.Autoscaler,
+		Options: *o.Autoscaler, Metrics: m,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build autoscaler: %w", err)

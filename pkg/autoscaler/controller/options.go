@@ -35,6 +35,8 @@ type Options struct {
 	CPUInitializationPeriod time.Duration
 	// InitialReadinessDelay is how long after a pod starts it counts as initializing while not ready.
 	InitialReadinessDelay time.Duration
+	// PerObjectMetrics exports per-PodAutoscaler series on /metrics.
+	PerObjectMetrics bool
 }
 
 // NewOptions returns Options with their defaults.
@@ -47,6 +49,7 @@ func NewOptions() *Options {
 		Tolerance:               replicas.DefaultTolerance,
 		CPUInitializationPeriod: replicas.DefaultCPUInitializationPeriod,
 		InitialReadinessDelay:   replicas.DefaultDelayOfInitialReadinessStatus,
+		PerObjectMetrics:        true,
 	}
 }
 
@@ -66,6 +69,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How long after a pod starts its cpu samples may be skipped.")
 	fs.DurationVar(&o.InitialReadinessDelay, "autoscaler-initial-readiness-delay", o.InitialReadinessDelay,
 		"How long after a pod starts it counts as initializing while not ready.")
+	fs.BoolVar(&o.PerObjectMetrics, "autoscaler-per-object-metrics", o.PerObjectMetrics,
+		"Export per-PodAutoscaler series (replicas, metric values and targets, conditions) on /metrics; turn off for very many PodAutoscalers.")
 }
 
 // Validate returns every problem with the options.
