@@ -205,7 +205,6 @@ func TestMonitoringAfterAScaleUp(t *testing.T) {
 // are exported.
 func testAPIServerRequestMetrics(t *testing.T, ns string) {
 	ctx := t.Context()
-	labels := map[string]string{"group": "custom.metrics.k8s.io", "version": "v1beta2", "verb": "LIST", "code": "200"}
 	before := scrapeMetrics(ctx, t)
 	const n = 5
 	for range n {
@@ -214,7 +213,11 @@ func testAPIServerRequestMetrics(t *testing.T, ns string) {
 		}
 	}
 	after := scrapeMetrics(ctx, t)
-	for _, name := range []string{"apiserver_request_total", "apiserver_request_duration_seconds"} {
+	group := map[string]string{"group": "custom.metrics.k8s.io", "version": "v1beta2"}
+	for name, labels := range map[string]map[string]string{
+		"apiserver_request_total":            {"group": "custom.metrics.k8s.io", "version": "v1beta2", "code": "200"},
+		"apiserver_request_duration_seconds": group,
+	} {
 		a, ok := after.value(name, labels)
 		b, _ := before.value(name, labels)
 		t.Logf("%s%v: %g → %g", name, labels, b, a)
