@@ -140,7 +140,7 @@ func TestMonitoringAfterAScaleUp(t *testing.T) {
 			t.Errorf("%s%v = %g (found %t), want %g", c.name, c.labels, got, ok, c.want)
 		}
 	}
-	t.Logf("%s%v = %g", paMetrics+"metric_value", metric, must(after.value(paMetrics+"metric_value", metric)))
+	t.Logf("%s %v = %g", paMetrics+"metric_value", metric, must(after.value(paMetrics+"metric_value", metric)))
 
 	// Deltas over the scale-up: at least one scale_up sync and Pods computation, fetches asked
 	// at least as often as made, and rounds timed.
@@ -164,7 +164,7 @@ func TestMonitoringAfterAScaleUp(t *testing.T) {
 		{"podpilot_autoscaler_metric_source_calls_total", map[string]string{"source": "custom"}},
 	} {
 		d := delta(c.name, c.labels)
-		t.Logf("Δ %s%v = %g", c.name, c.labels, d)
+		t.Logf("Δ %s %v = %g", c.name, c.labels, d)
 		if d < 1 {
 			t.Errorf("Δ %s%v = %g over the scale-up, want ≥ 1", c.name, c.labels, d)
 		}
@@ -220,7 +220,7 @@ func testAPIServerRequestMetrics(t *testing.T, ns string) {
 	} {
 		a, ok := after.value(name, labels)
 		b, _ := before.value(name, labels)
-		t.Logf("%s%v: %g → %g", name, labels, b, a)
+		t.Logf("%s %v: %g → %g", name, labels, b, a)
 		if !ok || a-b < n {
 			t.Errorf("%s%v grew by %g over %d requests, want ≥ %d", name, labels, a-b, n, n)
 		}
