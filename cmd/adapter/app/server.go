@@ -93,7 +93,7 @@ func Run(ctx context.Context, o *Options) error {
 		if err != nil {
 			return fmt.Errorf("kubernetes client config: %w", err)
 		}
-		if scaler, err = newAutoscaler(o, restCfg, provider, registry); err != nil {
+		if scaler, err = newAutoscaler(o, restCfg, provider.FreshReads(), registry); err != nil {
 			return err
 		}
 		if err := srv.GenericAPIServer.AddReadyzChecks(scaler.readyz()); err != nil {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/common/model"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/klog/v2"
@@ -33,6 +34,9 @@ type Provider struct {
 	objects  *objectCache
 	metrics  *providerMetrics
 	interval time.Duration
+
+	customQueries   *sharedQueries[objectSamples]
+	externalQueries *sharedQueries[model.Vector]
 
 	// source, disc and rules are owned by the goroutine running Run.
 	source *ruleSource
@@ -75,6 +79,9 @@ func New(cfg Config) (*Provider, error) {
 		source:   source,
 		disc:     &discoverer{prom: cfg.Prometheus, clock: clk, maxAge: cfg.SeriesMaxAge, metrics: m},
 		rules:    res.set,
+
+		customQueries:   newSharedQueries[objectSamples](clk, cfg.QueryCacheMaxAge, m.queryCounter(apiCustom)),
+		externalQueries: newSharedQueries[model.Vector](clk, cfg.QueryCacheMaxAge, m.queryCounter(apiExternal)),
 	}
 	p.snap.Store(emptySnapshot())
 	p.resource.Store(res.set.Resource)
