@@ -25,7 +25,7 @@ build: ## Build bin/podpilot.
 	go build -ldflags "$(LDFLAGS)" -o bin/podpilot ./cmd/adapter
 
 .PHONY: tools
-tools: ## Build etcd, kube-apiserver, kube-controller-manager and kwok (cached) and install Prometheus.
+tools: ## Build etcd, kube-apiserver, kube-controller-manager, kwok and helm (cached) and install Prometheus.
 	hack/build-tools.sh
 	hack/install-prometheus.sh
 

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/util/flowcontrol"
 	componentbaseconfig "k8s.io/component-base/config"
+	compbasemetrics "k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
@@ -78,8 +79,8 @@ func clientsConfig(cfg *rest.Config, qps float32, burst int) *rest.Config {
 // call has a budget of its own, sized by --kube-api-qps and --kube-api-burst:
 // scale writes (decisions come first), status writes (the controller's
 // StatusLimiter, which defers cosmetic writes), events, and the reads
-// (informers, the lease, metrics.k8s.io).
-func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource) (*autoscaler, error) {
+// (informers, the lease, metrics.k8s.io). Its own metrics go to registry.
+func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource, registry compbasemetrics.KubeRegistry) (*autoscaler, error) {
 	qps, burst := o.Autoscaler.KubeAPIQPS, o.Autoscaler.KubeAPIBurst
 	readCfg := clientsConfig(cfg, qps, burst)
 	kube, err := kubernetes.NewForConfig(readCfg)
@@ -113,11 +114,15 @@ func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource) (*
 	if err != nil {
 		return nil, fmt.Errorf("build event recorder: %w", err)
 	}
+	m, err := controller.NewMetrics(registry)
+	if err != nil {
+		return nil, err
+	}
 	a.ctrl, err = controller.New(controller.Config{
 		KubeClient: scaleClient, PodpilotClient: pp, StatusLimiter: flowcontrol.NewTokenBucketRateLimiter(qps, burst),
 		KubeInformers: a.kubeInf, PodpilotInformers: a.podpilotInf,
 		CustomSource: custom, ResourceSource: metrics.NewMetricsAPISource(mc), Recorder: rec,
-		Options: *o.Autoscaler,
+		Options: *o.Autoscaler, Metrics: m,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build autoscaler: %w", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
+	apimetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	"k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/metadata"
 	cliflag "k8s.io/component-base/cli/flag"
@@ -65,8 +66,10 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	o.Adapter.WithCustomMetrics(provider)
 	o.Adapter.WithExternalMetrics(provider)
-	// podpilot serves /metrics itself, from the apiserver's and its own registry.
+	// podpilot serves /metrics itself, from the apiserver's and its own registry;
+	// the apiserver's request metrics (apiserver_request_*) are registered here.
 	o.Adapter.EnableMetrics = false
+	apimetrics.Register()
 	srv, err := o.Adapter.Server()
 	if err != nil {
 		return fmt.Errorf("build API server: %w", err)
@@ -90,7 +93,7 @@ func Run(ctx context.Context, o *Options) error {
 		if err != nil {
 			return fmt.Errorf("kubernetes client config: %w", err)
 		}
-		if scaler, err = newAutoscaler(o, restCfg, provider.FreshReads()); err != nil {
+		if scaler, err = newAutoscaler(o, restCfg, provider.FreshReads(), registry); err != nil {
 			return err
 		}
 		if err := srv.GenericAPIServer.AddReadyzChecks(scaler.readyz()); err != nil {

@@ -73,6 +73,8 @@ type Config struct {
 	Clock clock.WithTicker
 	// Options are the autoscaler's settings; they must be valid.
 	Options Options
+	// Metrics records the autoscaler's own metrics (see NewMetrics); nil records none.
+	Metrics *Metrics
 }
 
 // Controller syncs every PodAutoscaler each sync period. It keeps no per-PodAutoscaler state:
@@ -85,6 +87,7 @@ type Controller struct {
 	clock    clock.WithTicker
 	opts     Options
 	fetcher  *metrics.Fetcher
+	metrics  *Metrics
 
 	paInformer        cache.SharedIndexInformer
 	paLister          podpilotlisters.PodAutoscalerLister
@@ -112,7 +115,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	fetcher, err := metrics.NewFetcher(metrics.FetcherConfig{
 		Custom: cfg.CustomSource, Resource: cfg.ResourceSource, Clock: cfg.Clock,
-		Freshness: cfg.Options.SyncPeriod / 2, Timeout: cfg.Options.SyncPeriod,
+		Freshness: cfg.Options.SyncPeriod / 2, Timeout: cfg.Options.SyncPeriod, Counter: cfg.Metrics.counter(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build metrics fetcher: %w", err)
@@ -124,14 +127,18 @@ func New(cfg Config) (*Controller, error) {
 	if err := addPodLabelIndex(pods.Informer()); err != nil {
 		return nil, fmt.Errorf("index pods by label: %w", err)
 	}
-	return &Controller{
+	c := &Controller{
 		kube: cfg.KubeClient, podpilot: cfg.PodpilotClient, statusRL: cfg.StatusLimiter, recorder: cfg.Recorder, clock: cfg.Clock,
-		opts: cfg.Options, fetcher: fetcher,
+		opts: cfg.Options, fetcher: fetcher, metrics: cfg.Metrics,
 		paInformer: pas.Informer(), paLister: pas.Lister(), podLister: pods.Lister(), podIndexer: pods.Informer().GetIndexer(),
 		deploymentLister: deployments.Lister(), statefulSetLister: statefulSets.Lister(),
 		synced: []cache.InformerSynced{pas.Informer().HasSynced, pods.Informer().HasSynced,
 			deployments.Informer().HasSynced, statefulSets.Informer().HasSynced},
-	}, nil
+	}
+	if err := cfg.Metrics.watch(c.paLister, c.running.Load, cfg.Options); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Run syncs PodAutoscalers with the configured workers until ctx is done, then shuts its queue
@@ -217,7 +224,9 @@ func (c *Controller) processNext(ctx context.Context, queue workqueue.TypedRateL
 	}
 	defer queue.Done(key)
 	c.active.Add(1)
+	c.metrics.syncStarted(c.clock.Now(), queue.Len())
 	err := c.sync(ctx, key)
+	c.metrics.syncDone(c.clock.Now(), queue.Len())
 	c.active.Add(-1)
 	c.tick()
 	if errors.Is(err, errStaleTarget) {

@@ -16,20 +16,24 @@ import (
 
 // metricsOf returns pa's metrics, custom ones first, each with this round's samples or the
 // error that kept them from being read; an error never becomes a zero sample.
-func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler) []decision.Metric {
+func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, rec *reconcile) []decision.Metric {
 	out := make([]decision.Metric, 0, len(pa.Spec.CustomMetrics)+len(pa.Spec.ResourceMetrics))
 	for _, m := range pa.Spec.CustomMetrics {
+		start := c.clock.Now()
 		dm := decision.Metric{Kind: decision.PodsMetric, Name: m.MetricName, Target: customTarget(m)}
 		sel, err := metricSelector(m.Selector)
 		if err == nil {
 			dm.Samples, err = c.fetcher.PodMetric(ctx, pa.Namespace, m.MetricName, sel)
 		}
 		dm.FetchErr = err
+		rec.fetched(start)
 		out = append(out, dm)
 	}
 	for _, m := range pa.Spec.ResourceMetrics {
+		start := c.clock.Now()
 		dm := decision.Metric{Kind: decision.ResourceMetric, Name: string(m.ResourceName), Target: resourceTarget(m)}
 		dm.Samples, dm.FetchErr = c.fetcher.ResourceMetric(ctx, pa.Namespace, m.ResourceName)
+		rec.fetched(start)
 		out = append(out, dm)
 	}
 	return out

@@ -50,6 +50,8 @@ type Options struct {
 	KubeAPIQPS float32
 	// KubeAPIBurst is the burst of each budget.
 	KubeAPIBurst int
+	// PerObjectMetrics exports per-PodAutoscaler series on /metrics.
+	PerObjectMetrics bool
 }
 
 // NewOptions returns Options with their defaults.
@@ -64,6 +66,7 @@ func NewOptions() *Options {
 		InitialReadinessDelay:   replicas.DefaultDelayOfInitialReadinessStatus,
 		KubeAPIQPS:              DefaultKubeAPIQPS,
 		KubeAPIBurst:            DefaultKubeAPIBurst,
+		PerObjectMetrics:        true,
 	}
 }
 
@@ -91,6 +94,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"The API server's own clients use --client-qps.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst,
 		"Burst of each of the autoscaler's budgets of Kubernetes API calls (see --kube-api-qps).")
+	fs.BoolVar(&o.PerObjectMetrics, "autoscaler-per-object-metrics", o.PerObjectMetrics,
+		"Export per-PodAutoscaler series (replicas, metric values and targets, conditions) on /metrics; turn off for very many PodAutoscalers.")
 }
 
 // Validate returns every problem with the options.

@@ -14,7 +14,7 @@ func TestFlagsSetOptions(t *testing.T) {
 	o.AddFlags(fs)
 	err := fs.Parse([]string{"--autoscaler-sync-period=30s", "--autoscaler-workers=8", "--autoscaler-downscale-stabilization=1m",
 		"--autoscaler-tolerance=0.2", "--autoscaler-cpu-initialization-period=1m", "--autoscaler-initial-readiness-delay=10s", "--autoscaler-enabled=false",
-		"--kube-api-qps=200", "--kube-api-burst=400"})
+		"--kube-api-qps=200", "--kube-api-burst=400", "--autoscaler-per-object-metrics=false"})
 	if err != nil {
 		t.Fatal(err)
 	}
