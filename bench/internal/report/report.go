@@ -21,6 +21,8 @@ type Image struct{ Alt, File string }
 // Section is one scenario's results.
 type Section struct {
 	Title string
+	// Headline are the section's main ratios, listed at the top of the report.
+	Headline []string
 	// Intro says what was measured and how; Notes follow the tables.
 	Intro  string
 	Tables []Table
@@ -45,6 +47,17 @@ func (r Report) Markdown() string {
 		fmt.Fprintf(&b, "%s\n", s)
 	}
 	if len(r.Summary) > 0 {
+		b.WriteString("\n")
+	}
+	var heads []string
+	for _, sec := range r.Sections {
+		heads = append(heads, sec.Headline...)
+	}
+	if len(heads) > 0 {
+		b.WriteString("## Headline\n\n")
+		for _, h := range heads {
+			fmt.Fprintf(&b, "- %s\n", h)
+		}
 		b.WriteString("\n")
 	}
 	b.WriteString("## Machine\n\n")
@@ -77,6 +90,11 @@ func (r Report) Markdown() string {
 func (r Report) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", r.Title)
+	for _, s := range r.Sections {
+		for _, h := range s.Headline {
+			fmt.Fprintf(&b, "  > %s\n", h)
+		}
+	}
 	for _, s := range r.Sections {
 		fmt.Fprintf(&b, "\n== %s\n", s.Title)
 		for _, t := range s.Tables {

@@ -28,20 +28,20 @@ func TestReportMarkdownHasMachineSettingsSectionsAndImages(t *testing.T) {
 		Machine:  []KV{{"CPU", "test cpu"}},
 		Settings: []KV{{"sizes", "100"}},
 		Sections: []Section{{
-			Title: "a. API", Intro: "What it measures.",
+			Title: "a. API", Intro: "What it measures.", Headline: []string{"direct 2× the floor"},
 			Tables: []Table{{Header: []string{"h"}, Rows: [][]string{{"v"}}}},
 			Notes:  []string{"a note"}, Images: []Image{{Alt: "latency", File: "x-latency.svg"}},
 		}},
 	}
 	md := r.Markdown()
 	for _, want := range []string{"# podpilot bench\n", "Took 1m.", "## Machine", "| CPU | test cpu |", "## Settings", "| sizes | 100 |",
-		"## a. API\n\nWhat it measures.", "| h |", "- a note", "![latency](x-latency.svg)"} {
+		"## Headline\n\n- direct 2× the floor\n\n## Machine", "## a. API\n\nWhat it measures.", "| h |", "- a note", "![latency](x-latency.svg)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
 		}
 	}
 	txt := r.Text()
-	for _, want := range []string{"== a. API", "  h", "  * a note"} {
+	for _, want := range []string{"  > direct 2× the floor", "== a. API", "  h", "  * a note"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("Text lacks %q:\n%s", want, txt)
 		}

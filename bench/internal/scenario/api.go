@@ -85,6 +85,7 @@ func (e *Env) API(ctx context.Context) (report.Section, error) {
 		runs = append(runs, e.measureTarget(ctx, t))
 	}
 	sec.Tables = append(sec.Tables, apiTable(runs))
+	sec.Headline = apiHeadline(runs)
 	var samples []svg.Sample
 	for _, r := range runs {
 		samples = append(samples, svg.Sample{Name: r.target, Values: r.res.LatenciesMS})
@@ -168,4 +169,17 @@ func (e *Env) waitServed(ctx context.Context, hc *http.Client, base string, want
 		n, err := countItems(b)
 		return n == want, fmt.Sprintf("%d items", n), err
 	})
+}
+
+func apiHeadline(runs []apiRun) []string {
+	floor := runs[0]
+	fs := stats.Summarize(floor.res.LatenciesMS)
+	var out []string
+	for _, r := range runs[1:] {
+		s := stats.Summarize(r.res.LatenciesMS)
+		out = append(out, fmt.Sprintf("a. pods/* %s: %s req/s = %s the raw query's %s req/s; p50 %s ms (%s); %s ms of server CPU per request vs %s ms of Prometheus CPU per raw query",
+			r.target, stats.Num(r.rps(), 0), stats.Ratio(r.rps(), floor.rps()), stats.Num(floor.rps(), 0), stats.Num(s.P50, 1),
+			stats.Ratio(s.P50, fs.P50), stats.Num(perRequestMS(r.serverCPU, s.N), 2), stats.Num(perRequestMS(floor.pCPU, fs.N), 2)))
+	}
+	return out
 }

@@ -62,6 +62,11 @@ func (e *Env) Memory(ctx context.Context) (report.Section, error) {
 		levels = append(levels, l)
 	}
 	sec.Tables = append(sec.Tables, memoryTable(levels, adapter != nil))
+	if len(levels) > 1 {
+		a, b := levels[0], levels[len(levels)-1]
+		sec.Headline = []string{fmt.Sprintf("e. podpilot RSS %s MiB at %d extra series, %s MiB at %d (%s)",
+			stats.Num(a.podpilotMiB, 0), a.series, stats.Num(b.podpilotMiB, 0), b.series, stats.Ratio(b.podpilotMiB, a.podpilotMiB))}
+	}
 	return sec, nil
 }
 
@@ -79,7 +84,7 @@ func (e *Env) measureMemory(ctx context.Context, n int, adapter *framework.Podpi
 	l := memoryLevel{series: n}
 	want := min(n, e.Cfg.MetricNames)
 	// Discovery has seen the series once podpilot serves at least the extra names.
-	err := framework.Poll(ctx, 4*e.Cfg.RelistInterval+2*e.Cfg.ScrapeInterval+time.Minute, fmt.Sprintf("discovery of %d extra series", n),
+	err := pollEvery(ctx, time.Second, 4*e.Cfg.RelistInterval+2*e.Cfg.ScrapeInterval+time.Minute, fmt.Sprintf("discovery of %d extra series", n),
 		func(ctx context.Context) (bool, string, error) {
 			f, err := e.Metrics(ctx, "podpilot")
 			if err != nil {

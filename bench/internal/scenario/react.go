@@ -50,7 +50,7 @@ func (e *Env) React(ctx context.Context) (report.Section, error) {
 			_ = e.deleteAutoscalers(context.WithoutCancel(ctx), k, []string{reactNamespace})
 		}
 	}()
-	err := framework.Poll(ctx, 3*time.Minute, "reaction autoscalers active", func(ctx context.Context) (bool, string, error) {
+	err := pollEvery(ctx, time.Second, 3*time.Minute, "reaction autoscalers active", func(ctx context.Context) (bool, string, error) {
 		h, err := e.activeAutoscalers(ctx, kindHPA, []string{reactNamespace})
 		if err != nil {
 			return false, "", err
@@ -116,6 +116,9 @@ func (e *Env) reactSection(sec report.Section, r map[kind][]float64) (report.Sec
 			stats.Num(s.P90, 1), stats.Num(s.Max, 1), stats.Ratio(s.Max, h.Max), stats.Num(s.Min, 1)})
 	}
 	sec.Tables = append(sec.Tables, t)
+	pa := stats.Summarize(r[kindPA])
+	sec.Headline = []string{fmt.Sprintf("d. reaction step → replicas changed: PodAutoscaler median %s s = %s the stock HPA's %s s; worst %s s = %s the HPA's %s s",
+		stats.Num(pa.P50, 1), stats.Ratio(pa.P50, h.P50), stats.Num(h.P50, 1), stats.Num(pa.Max, 1), stats.Ratio(pa.Max, h.Max), stats.Num(h.Max, 1))}
 	img, err := e.writeSVG("reaction", svg.CDF{
 		Title:    "step → spec.replicas changed",
 		Subtitle: fmt.Sprintf("%d steps per kind, phases spread over the %s scrape interval", e.Cfg.ReactSteps, e.Cfg.ScrapeInterval),

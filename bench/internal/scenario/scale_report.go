@@ -40,6 +40,13 @@ func (e *Env) ScaleSections(bySize map[int][]phase) ([]report.Section, error) {
 				stats.Ratio(h.queries, float64(n)), stats.Ratio(h.queries, float64(e.Cfg.Namespaces)), stats.Num(h.promQueries, 1),
 				fmt.Sprint(h.failedGet), stats.Num(h.kcmReconcileMean*1000, 1), stats.Num(h.cpu.Seconds(), 2)})
 		}
+		if h != nil && p != nil {
+			c.Headline = append(c.Headline, fmt.Sprintf("c. N=%d, step 100 → 300: last Deployment resized by PodAutoscalers after %s s = %s the stock HPA's %s s; "+
+				"Prometheus queries per round %s = %s the HPAs' %s; API writes per round %s = %s the HPAs' %s",
+				n, stats.Num(p.last.Seconds(), 0), stats.Ratio(p.last.Seconds(), h.last.Seconds()), stats.Num(h.last.Seconds(), 0),
+				stats.Num(p.queries, 1), stats.Ratio(p.queries, h.queries), stats.Num(h.queries, 1),
+				stats.Num(sumValues(p.writes)/p.rounds, 1), stats.Ratio(sumValues(p.writes)/p.rounds, sumValues(h.writes)/h.rounds), stats.Num(sumValues(h.writes)/h.rounds, 1)))
+		}
 		for _, x := range []*phase{h, p} {
 			if x != nil {
 				ct.Rows = append(ct.Rows, phaseRow(x, h))

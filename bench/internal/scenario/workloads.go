@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/podpilot/podpilot/test/e2e/framework"
 )
@@ -112,4 +113,23 @@ func (e *Env) waitRunning(ctx context.Context, ws []workload, replicas int32) er
 		}
 		return off == 0, fmt.Sprintf("%d not there yet (%d bench pods exist)", off, e.Watch.PodCount()), nil
 	})
+}
+
+// pollEvery is framework.Poll at a chosen interval, for conditions that
+// list many objects.
+func pollEvery(ctx context.Context, interval, timeout time.Duration, what string, cond framework.Condition) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
+		done, state, err := cond(ctx)
+		if err != nil {
+			last = "error: " + err.Error()
+			return false, nil
+		}
+		last = state
+		return done, nil
+	})
+	if err != nil {
+		return fmt.Errorf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
+	}
+	return nil
 }
