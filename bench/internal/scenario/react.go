@@ -40,6 +40,9 @@ func (e *Env) React(ctx context.Context) (report.Section, error) {
 	if err := e.ensureDeployments(ctx, all, baseReplicas); err != nil {
 		return sec, err
 	}
+	if err := e.waitPrometheusAt(ctx, reactNamespace, 80); err != nil {
+		return sec, err
+	}
 	for _, k := range []kind{kindHPA, kindPA} {
 		if err := e.createAutoscalers(ctx, k, byKind[k]); err != nil {
 			return sec, err

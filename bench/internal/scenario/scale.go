@@ -72,6 +72,9 @@ func (e *Env) runPhase(ctx context.Context, k kind, ws []workload, nss []string)
 	if err := e.scaleTo(ctx, ws, baseReplicas); err != nil {
 		return p, err
 	}
+	if err := e.waitPrometheusAt(ctx, benchNSPrefix+"n[0-9]+", targetPerPod); err != nil {
+		return p, err
+	}
 	e.logf("%s N=%d: creating the autoscalers", k, len(ws))
 	start := time.Now()
 	if err := e.createAutoscalers(ctx, k, ws); err != nil {

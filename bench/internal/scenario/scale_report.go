@@ -25,7 +25,7 @@ func (e *Env) ScaleSections(bySize map[int][]phase) ([]report.Section, error) {
 		Intro: "The same N Deployments, first with N stock HPAs, then (after deleting them and resetting to 2 pods at 100) with N PodAutoscalers " +
 			"on the same metric and target. The step sets every Deployment from 100 to 300 per pod; first/last = step → the first/last Deployment's " +
 			"`spec.replicas` changed. Writes are kube-apiserver `apiserver_request_total` deltas (POST/PUT/PATCH/APPLY/DELETE on HPAs, " +
-			"PodAutoscalers, Deployments and events). CPU is the autoscaler's process: kube-controller-manager (all its controllers) or podpilot. " +
+			"PodAutoscalers, Deployments' scale subresource and events; events include the Deployment controller's ScalingReplicaSet). CPU is the autoscaler's process: kube-controller-manager (all its controllers) or podpilot. " +
 			"PA round = span of one burst of PodAutoscaler status writes (watched) in the steady window."}
 	ct := report.Table{Header: []string{"N", "autoscaler", "first s", "last s", "× HPA last", "resized", "queries/round", "× HPA",
 		"writes/round (steady)", "× HPA", "writes in step", "CPU s/round", "podpilot RSS MiB", "PA round s"}}

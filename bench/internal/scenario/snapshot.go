@@ -45,7 +45,9 @@ func (s snapshot) promQueries() float64 {
 // writeVerbs are the apiserver_request_total verbs that change objects.
 var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "APPLY": true, "DELETE": true}
 
-// autoscalerResources are the resources the autoscalers write.
+// autoscalerResources are the resources the autoscalers write (of
+// Deployments, only the scale subresource counts; events include the
+// Deployment controller's ScalingReplicaSet).
 var autoscalerResources = map[string]bool{"horizontalpodautoscalers": true, "podautoscalers": true, "deployments": true, "events": true}
 
 // writes returns the API server's write requests since before, by
@@ -57,6 +59,9 @@ func (s snapshot) writes(before snapshot) map[string]float64 {
 	for k, v := range now {
 		parts := strings.SplitN(k, "/", 3)
 		if len(parts) != 3 || !writeVerbs[parts[0]] || !autoscalerResources[parts[1]] {
+			continue
+		}
+		if parts[1] == "deployments" && parts[2] != "scale" { // the Deployment controller's, not the autoscaler's
 			continue
 		}
 		key := parts[1]
