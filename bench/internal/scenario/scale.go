@@ -9,8 +9,8 @@ import (
 	"github.com/podpilot/podpilot/test/e2e/framework"
 )
 
-// phase is one autoscaler kind's run at one N.
-type phase struct {
+// Phase is one autoscaler kind's run at one N.
+type Phase struct {
 	kind kind
 	n    int
 	// readyAfter is how long until every autoscaler read its metric.
@@ -36,7 +36,7 @@ type phase struct {
 
 // Scale runs scenarios b and c at n: the same n Deployments (2 pods each,
 // over the namespaces) first with stock HPAs, then with PodAutoscalers.
-func (e *Env) Scale(ctx context.Context, n int) ([]phase, error) {
+func (e *Env) Scale(ctx context.Context, n int) ([]Phase, error) {
 	nss := make([]string, e.Cfg.Namespaces)
 	for i := range nss {
 		nss[i] = e.namespace(i)
@@ -49,7 +49,7 @@ func (e *Env) Scale(ctx context.Context, n int) ([]phase, error) {
 	if err := e.ensureDeployments(ctx, ws, baseReplicas); err != nil {
 		return nil, err
 	}
-	var out []phase
+	var out []Phase
 	for _, k := range []kind{kindHPA, kindPA} {
 		p, err := e.runPhase(ctx, k, ws, nss)
 		if err != nil {
@@ -64,8 +64,8 @@ func (e *Env) Scale(ctx context.Context, n int) ([]phase, error) {
 // autoscaler of k each, measures the steady state, steps the load to 300
 // per pod and waits for every Deployment to be resized, then deletes the
 // autoscalers.
-func (e *Env) runPhase(ctx context.Context, k kind, ws []workload, nss []string) (phase, error) {
-	p := phase{kind: k, n: len(ws)}
+func (e *Env) runPhase(ctx context.Context, k kind, ws []workload, nss []string) (Phase, error) {
+	p := Phase{kind: k, n: len(ws)}
 	for _, w := range ws {
 		e.Load.Set(w.ns, w.name, targetPerPod*baseReplicas)
 	}
@@ -101,7 +101,7 @@ func (e *Env) runPhase(ctx context.Context, k kind, ws []workload, nss []string)
 }
 
 // steady measures Rounds sync periods of the steady state.
-func (e *Env) steady(ctx context.Context, p *phase, nss []string) error {
+func (e *Env) steady(ctx context.Context, p *Phase, nss []string) error {
 	window := time.Duration(e.Cfg.Rounds) * e.Cfg.SyncPeriod
 	e.logf("%s N=%d: steady state for %s", p.kind, p.n, window)
 	f0, err := e.failedGetPodsMetric(ctx, nss)
@@ -145,7 +145,7 @@ func (e *Env) steady(ctx context.Context, p *phase, nss []string) error {
 
 // step sets every workload to 300 per pod and waits until each Deployment's
 // spec.replicas changed.
-func (e *Env) step(ctx context.Context, p *phase, ws []workload) error {
+func (e *Env) step(ctx context.Context, p *Phase, ws []workload) error {
 	s0, err := e.snapshot(ctx)
 	if err != nil {
 		return err
@@ -211,8 +211,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // ScaleAll runs Scale at every size, ascending, reusing the Deployments of
 // the smaller sizes.
-func (e *Env) ScaleAll(ctx context.Context) (map[int][]phase, error) {
-	out := map[int][]phase{}
+func (e *Env) ScaleAll(ctx context.Context) (map[int][]Phase, error) {
+	out := map[int][]Phase{}
 	for _, n := range e.Cfg.Sizes {
 		ph, err := e.Scale(ctx, n)
 		out[n] = ph

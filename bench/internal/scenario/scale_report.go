@@ -10,9 +10,9 @@ import (
 	"github.com/podpilot/podpilot/bench/internal/svg"
 )
 
-// ScaleSections renders scenarios b and c from the phases of every size
+// ScaleSections renders scenarios b and c from the Phases of every size
 // (each size's stock HPA phase followed by its PodAutoscaler phase).
-func (e *Env) ScaleSections(bySize map[int][]phase) ([]report.Section, error) {
+func (e *Env) ScaleSections(bySize map[int][]Phase) ([]report.Section, error) {
 	b := report.Section{Title: "b. Stock HPAs reading the metrics API",
 		Intro: fmt.Sprintf("N autoscaling/v2 HPAs (Pods metric `%s`, AverageValue %d) over N kwok Deployments of 2 pods in %d namespaces; "+
 			"kube-controller-manager syncs every %s, Prometheus scrapes every %s. Steady state over %d sync periods: Prometheus queries "+
@@ -47,15 +47,15 @@ func (e *Env) ScaleSections(bySize map[int][]phase) ([]report.Section, error) {
 				stats.Num(p.queries, 1), stats.Ratio(p.queries, h.queries), stats.Num(h.queries, 1),
 				stats.Num(sumValues(p.writes)/p.rounds, 1), stats.Ratio(sumValues(p.writes)/p.rounds, sumValues(h.writes)/h.rounds), stats.Num(sumValues(h.writes)/h.rounds, 1)))
 		}
-		for _, x := range []*phase{h, p} {
+		for _, x := range []*Phase{h, p} {
 			if x != nil {
 				ct.Rows = append(ct.Rows, phaseRow(x, h))
 				c.Notes = append(c.Notes, phaseNotes(x)...)
 			}
 		}
-		qHPA, lastHPA = append(qHPA, field(h, func(x *phase) float64 { return x.queries })), append(lastHPA, field(h, func(x *phase) float64 { return x.last.Seconds() }))
-		qPA, lastPA = append(qPA, field(p, func(x *phase) float64 { return x.queries })), append(lastPA, field(p, func(x *phase) float64 { return x.last.Seconds() }))
-		roundPA = append(roundPA, field(p, func(x *phase) float64 { return stats.Summarize(x.paRoundSpans).P50 }))
+		qHPA, lastHPA = append(qHPA, field(h, func(x *Phase) float64 { return x.queries })), append(lastHPA, field(h, func(x *Phase) float64 { return x.last.Seconds() }))
+		qPA, lastPA = append(qPA, field(p, func(x *Phase) float64 { return x.queries })), append(lastPA, field(p, func(x *Phase) float64 { return x.last.Seconds() }))
+		roundPA = append(roundPA, field(p, func(x *Phase) float64 { return stats.Summarize(x.paRoundSpans).P50 }))
 	}
 	b.Tables, c.Tables = []report.Table{bt}, []report.Table{ct}
 	img1, err := e.writeSVG("queries-vs-n", svg.Line{Title: "Prometheus queries per sync round vs N", Subtitle: "steady state, counted by podpilot",
@@ -74,8 +74,8 @@ func (e *Env) ScaleSections(bySize map[int][]phase) ([]report.Section, error) {
 	return []report.Section{b, c}, nil
 }
 
-func phaseRow(x, hpa *phase) []string {
-	base := func(f func(*phase) float64) float64 { return field(hpa, f) }
+func phaseRow(x, hpa *Phase) []string {
+	base := func(f func(*Phase) float64) float64 { return field(hpa, f) }
 	steady := sumValues(x.writes) / x.rounds
 	round := "–"
 	if x.kind == kindPA {
@@ -85,13 +85,13 @@ func phaseRow(x, hpa *phase) []string {
 		}
 	}
 	return []string{fmt.Sprint(x.n), string(x.kind), stats.Num(x.first.Seconds(), 1), stats.Num(x.last.Seconds(), 1),
-		stats.Ratio(x.last.Seconds(), base(func(p *phase) float64 { return p.last.Seconds() })), fmt.Sprintf("%d/%d", x.resized, x.n),
-		stats.Num(x.queries, 1), stats.Ratio(x.queries, base(func(p *phase) float64 { return p.queries })),
-		stats.Num(steady, 1), stats.Ratio(steady, base(func(p *phase) float64 { return sumValues(p.writes) / p.rounds })),
+		stats.Ratio(x.last.Seconds(), base(func(p *Phase) float64 { return p.last.Seconds() })), fmt.Sprintf("%d/%d", x.resized, x.n),
+		stats.Num(x.queries, 1), stats.Ratio(x.queries, base(func(p *Phase) float64 { return p.queries })),
+		stats.Num(steady, 1), stats.Ratio(steady, base(func(p *Phase) float64 { return sumValues(p.writes) / p.rounds })),
 		stats.Num(sumValues(x.stepWrites), 0), stats.Num(x.cpu.Seconds(), 2), stats.Num(x.rssMiB, 0), round}
 }
 
-func phaseNotes(x *phase) []string {
+func phaseNotes(x *Phase) []string {
 	notes := []string{fmt.Sprintf("N=%d %s: steady writes per round by resource: %s; writes during the step: %s.",
 		x.n, x.kind, formatWrites(x.writes, x.rounds), formatWrites(x.stepWrites, 1))}
 	if x.kind == kindPA {
@@ -115,7 +115,7 @@ func formatSpans(spans []float64) string {
 	return strings.Join(parts, ", ")
 }
 
-func find(ph []phase, k kind) *phase {
+func find(ph []Phase, k kind) *Phase {
 	for i := range ph {
 		if ph[i].kind == k {
 			return &ph[i]
@@ -124,14 +124,14 @@ func find(ph []phase, k kind) *phase {
 	return nil
 }
 
-func field(p *phase, f func(*phase) float64) float64 {
+func field(p *Phase, f func(*Phase) float64) float64 {
 	if p == nil {
 		return math.NaN()
 	}
 	return f(p)
 }
 
-func sortedSizes(m map[int][]phase) []int {
+func sortedSizes(m map[int][]Phase) []int {
 	var out []int
 	for n := range m {
 		out = append(out, n)

@@ -9,8 +9,8 @@ import (
 
 // Geometry and style, in SVG user units.
 const (
-	width, height        = 900.0, 480.0
-	plotL, plotR         = 80.0, width - 200
+	width, height        = 1040.0, 480.0
+	plotL, plotR         = 80.0, width - 310
 	plotT, plotB         = 70.0, height - 70
 	colorGrid, colorText = "#e5e5e5", "#222"
 	colorMuted           = "#666"
