@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/podpilot/podpilot/test/e2e/framework"
 )
@@ -78,25 +79,31 @@ func (e *Env) scaleTo(ctx context.Context, ws []workload, replicas int32) error 
 	g.SetLimit(parallel)
 	for _, w := range ws {
 		g.Go(func() error {
-			s := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: w.name, Namespace: w.ns}, Spec: autoscalingv1.ScaleSpec{Replicas: replicas}}
-			cur, err := e.Cluster.Client.AppsV1().Deployments(w.ns).GetScale(gctx, w.name, metav1.GetOptions{})
-			if err != nil {
-				return fmt.Errorf("get scale of %s: %w", w.key(), err)
-			}
-			if cur.Spec.Replicas == replicas {
-				return nil
-			}
-			s.ResourceVersion = cur.ResourceVersion
-			if _, err := e.Cluster.Client.AppsV1().Deployments(w.ns).UpdateScale(gctx, w.name, s, metav1.UpdateOptions{}); err != nil {
-				return fmt.Errorf("scale %s: %w", w.key(), err)
-			}
-			return nil
+			// The Deployment controller writes the object while it scales: retry conflicts.
+			return retry.RetryOnConflict(retry.DefaultRetry, func() error { return e.scaleOne(gctx, w, replicas) })
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
 	return e.waitRunning(ctx, ws, replicas)
+}
+
+// scaleOne sets the workload's replicas unless it has them.
+func (e *Env) scaleOne(ctx context.Context, w workload, replicas int32) error {
+	cur, err := e.Cluster.Client.AppsV1().Deployments(w.ns).GetScale(ctx, w.name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get scale of %s: %w", w.key(), err)
+	}
+	if cur.Spec.Replicas == replicas {
+		return nil
+	}
+	s := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: w.name, Namespace: w.ns, ResourceVersion: cur.ResourceVersion},
+		Spec: autoscalingv1.ScaleSpec{Replicas: replicas}}
+	if _, err := e.Cluster.Client.AppsV1().Deployments(w.ns).UpdateScale(ctx, w.name, s, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("scale %s: %w", w.key(), err)
+	}
+	return nil
 }
 
 // waitRunning waits until each workload has exactly replicas running pods,
