@@ -44,6 +44,13 @@ test-e2e: tools build ## Run the e2e tests; they start and stop their own local 
 demo: tools build ## Run the demo on a local control plane.
 	hack/demo.sh
 
+BENCH_FLAGS ?=
+
+.PHONY: bench
+bench: tools build ## Benchmark on a local control plane; writes bench/results/<date>-<sha>.md (BENCH_FLAGS, PROMETHEUS_ADAPTER, BENCH_PODPILOT_ARGS).
+	go build -o _output/bin/bench ./bench/cmd/bench
+	_output/bin/bench $(BENCH_FLAGS)
+
 .PHONY: local-up
 local-up: tools ## Start a local control plane in _output/local-cluster and leave it running.
 	hack/local-up.sh

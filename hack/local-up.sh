@@ -15,6 +15,7 @@
 #   HPA_SYNC_PERIOD              kube-controller-manager HPA sync period (default 5s)
 #   HPA_DOWNSCALE_STABILIZATION  its downscale stabilization window (default 30s)
 #   PROMETHEUS_SCRAPE_INTERVAL   Prometheus scrape interval (default 1s)
+#   KWOK_NODE_PODS               pods the fake node can hold (default 500)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -22,6 +23,7 @@ STATE=${PODPILOT_STATE_DIR:-$PODPILOT_ROOT/_output/local-cluster}
 HPA_SYNC_PERIOD=${HPA_SYNC_PERIOD:-5s}
 HPA_DOWNSCALE_STABILIZATION=${HPA_DOWNSCALE_STABILIZATION:-30s}
 PROMETHEUS_SCRAPE_INTERVAL=${PROMETHEUS_SCRAPE_INTERVAL:-1s}
+KWOK_NODE_PODS=${KWOK_NODE_PODS:-500}
 KWOK_NODE=kwok-node-0
 PROMETHEUS=${PROMETHEUS:-$(command -v prometheus || echo /usr/bin/prometheus)}
 
@@ -175,7 +177,7 @@ start_kwok() {
 {"apiVersion":"v1","kind":"Node","metadata":{"name":"$KWOK_NODE",
  "annotations":{"kwok.x-k8s.io/node":"fake","node.alpha.kubernetes.io/ttl":"0"},
  "labels":{"type":"kwok","kubernetes.io/hostname":"$KWOK_NODE","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64"}},
- "status":{"allocatable":{"cpu":"64","memory":"256Gi","pods":"500"},"capacity":{"cpu":"64","memory":"256Gi","pods":"500"}}}
+ "status":{"allocatable":{"cpu":"64","memory":"256Gi","pods":"$KWOK_NODE_PODS"},"capacity":{"cpu":"64","memory":"256Gi","pods":"$KWOK_NODE_PODS"}}}
 EOF
   wait_for kwok node_ready
 }

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/podpilot/podpilot/bench/internal/scenario"
+	"github.com/podpilot/podpilot/test/e2e/framework"
+)
+
+// options are the command line.
+type options struct {
+	cfg       scenario.Config
+	outDir    string
+	benchtime string
+	timeout   time.Duration
+	args      []string
+}
+
+func parseFlags(args []string) (options, error) {
+	root := framework.RepoRoot()
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	var o options
+	var sizes, series, scenarios, ppArgs string
+	var full bool
+	c := &o.cfg
+	fs.StringVar(&sizes, "sizes", "100", "comma-separated N for scenarios b and c (N HPAs, then N PodAutoscalers, over N Deployments of 2 pods)")
+	fs.BoolVar(&full, "full", false, "the full run: --sizes=100,1000,5000 --memory-series=0,10000,100000 (hours on 2 cores)")
+	fs.IntVar(&c.Namespaces, "namespaces", 10, "namespaces the N Deployments are spread over")
+	fs.IntVar(&c.Rounds, "rounds", 2, "sync periods per steady-state window")
+	fs.IntVar(&c.APIPods, "api-pods", 100, "pods behind pods/* in scenario a")
+	fs.IntVar(&c.APIConcurrency, "api-concurrency", 8, "concurrent clients in scenario a")
+	fs.DurationVar(&c.APIDuration, "api-duration", 15*time.Second, "measured load per target in scenario a")
+	fs.IntVar(&c.ReactSteps, "react-steps", 10, "staggered steps per autoscaler kind in scenario d")
+	fs.StringVar(&series, "memory-series", "0,10000", "comma-separated extra Prometheus series for scenario e, ascending")
+	fs.IntVar(&c.MetricNames, "metric-names", 1000, "metric names the extra series of scenario e are spread over")
+	fs.DurationVar(&c.ScrapeInterval, "scrape-interval", 15*time.Second, "Prometheus scrape interval")
+	fs.DurationVar(&c.SyncPeriod, "sync-period", 15*time.Second, "kube-controller-manager's HPA and podpilot's autoscaler sync period")
+	fs.DurationVar(&c.RelistInterval, "relist-interval", 15*time.Second, "podpilot's (and prometheus-adapter's) --metrics-relist-interval")
+	fs.StringVar(&ppArgs, "podpilot-args", os.Getenv("BENCH_PODPILOT_ARGS"), "extra podpilot flags, space-separated (also BENCH_PODPILOT_ARGS), e.g. '--kube-api-qps=50'")
+	fs.StringVar(&c.Adapter, "prometheus-adapter", os.Getenv("PROMETHEUS_ADAPTER"), "a prometheus-adapter binary to measure side by side (also PROMETHEUS_ADAPTER)")
+	fs.StringVar(&c.PodpilotBinary, "podpilot", filepath.Join(root, "bin", "podpilot"), "the podpilot binary")
+	fs.StringVar(&scenarios, "scenarios", "a,b,c,d,e,f", "scenarios to run (b and c run together)")
+	fs.StringVar(&c.StateDir, "state-dir", filepath.Join(root, "_output", "bench-cluster"), "state directory of the bench's local control plane")
+	fs.StringVar(&o.outDir, "out", filepath.Join(root, "bench", "results"), "directory of the report and its plots")
+	fs.StringVar(&o.benchtime, "benchtime", "1s", "-benchtime of the Go benchmarks (scenario f)")
+	fs.DurationVar(&o.timeout, "timeout", 0, "bound on the whole run (0: 20m, or 6h with --full)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	o.args = args
+	if full {
+		sizes, series = "100,1000,5000", "0,10000,100000"
+	}
+	var err error
+	if c.Sizes, err = ints(sizes); err != nil {
+		return o, fmt.Errorf("--sizes: %w", err)
+	}
+	if c.MemorySeries, err = ints(series); err != nil {
+		return o, fmt.Errorf("--memory-series: %w", err)
+	}
+	c.PodpilotArgs = strings.Fields(ppArgs)
+	c.Scenarios = map[string]bool{}
+	for _, s := range strings.Split(scenarios, ",") {
+		c.Scenarios[strings.TrimSpace(s)] = true
+	}
+	if o.timeout == 0 {
+		o.timeout = 20 * time.Minute
+		if full {
+			o.timeout = 6 * time.Hour
+		}
+	}
+	if c.Namespaces < 1 || c.Rounds < 1 || c.APIPods < 1 || c.APIConcurrency < 1 || c.ReactSteps < 1 {
+		return o, fmt.Errorf("--namespaces, --rounds, --api-pods, --api-concurrency and --react-steps must be at least 1")
+	}
+	return o, nil
+}
+
+// ints parses a comma-separated ascending list of non-negative integers.
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not a non-negative integer", f)
+		}
+		if len(out) > 0 && n <= out[len(out)-1] {
+			return nil, fmt.Errorf("%q: sizes must ascend", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

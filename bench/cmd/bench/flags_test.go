@@ -1,0 +1,56 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestIntsParsesAnAscendingList(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    []int
+		wantErr bool
+	}{
+		{name: "a list with spaces parses", in: "0, 10000,100000", want: []int{0, 10000, 100000}},
+		{name: "empty entries are skipped", in: "100,", want: []int{100}},
+		{name: "sizes must ascend", in: "1000,100", wantErr: true},
+		{name: "negative sizes are rejected", in: "-1", wantErr: true},
+		{name: "words are rejected", in: "many", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ints(tt.in)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("ints(%q) error = %v, wantErr %v", tt.in, err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got); !tt.wantErr && diff != "" {
+				t.Errorf("ints(%q) (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+}
+
+func TestFullSetsTheFullSizes(t *testing.T) {
+	o, err := parseFlags([]string{"--full"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{100, 1000, 5000}, o.cfg.Sizes); diff != "" {
+		t.Errorf("sizes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{0, 10000, 100000}, o.cfg.MemorySeries); diff != "" {
+		t.Errorf("memory series (-want +got):\n%s", diff)
+	}
+}
+
+func TestPodpilotArgsSplitOnSpaces(t *testing.T) {
+	o, err := parseFlags([]string{"--podpilot-args", "--kube-api-qps=50  --kube-api-burst=100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"--kube-api-qps=50", "--kube-api-burst=100"}, o.cfg.PodpilotArgs); diff != "" {
+		t.Errorf("podpilot args (-want +got):\n%s", diff)
+	}
+}

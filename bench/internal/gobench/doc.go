@@ -1,0 +1,3 @@
+// Package gobench finds the repository's Go benchmarks, runs them with
+// -benchmem and parses their results for the bench report.
+package gobench

@@ -1,0 +1,60 @@
+package promtext
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const exposition = `# TYPE apiserver_request_total counter
+apiserver_request_total{verb="PUT",resource="podautoscalers",subresource="status",code="200"} 7
+apiserver_request_total{verb="PUT",resource="deployments",subresource="scale",code="200"} 2
+apiserver_request_total{verb="GET",resource="deployments",subresource="scale",code="200"} 5
+apiserver_request_total{verb="PUT",resource="podautoscalers",subresource="status",code="409"} 1
+# TYPE podpilot_prometheus_client_request_duration_seconds histogram
+podpilot_prometheus_client_request_duration_seconds_bucket{operation="query",outcome="success",le="+Inf"} 3
+podpilot_prometheus_client_request_duration_seconds_sum{operation="query",outcome="success"} 0.3
+podpilot_prometheus_client_request_duration_seconds_count{operation="query",outcome="success"} 3
+podpilot_prometheus_client_request_duration_seconds_bucket{operation="series",outcome="success",le="+Inf"} 2
+podpilot_prometheus_client_request_duration_seconds_sum{operation="series",outcome="success"} 0.1
+podpilot_prometheus_client_request_duration_seconds_count{operation="series",outcome="success"} 2
+`
+
+func TestSumAddsTheMatchingSamples(t *testing.T) {
+	f, err := Parse([]byte(exposition))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Sum("apiserver_request_total", map[string]string{"verb": "PUT"}); got != 10 {
+		t.Errorf("Sum of PUTs = %v, want 10", got)
+	}
+	if got := f.Sum("podpilot_prometheus_client_request_duration_seconds", map[string]string{"operation": "query"}); got != 3 {
+		t.Errorf("histogram Sum counts samples: got %v, want 3", got)
+	}
+	if got := f.Sum("no_such_metric", nil); got != 0 {
+		t.Errorf("Sum of a missing family = %v, want 0", got)
+	}
+}
+
+func TestSumByGroupsOnLabelValues(t *testing.T) {
+	f, err := Parse([]byte(exposition))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.SumBy("apiserver_request_total", map[string]string{"verb": "PUT"}, "resource", "subresource")
+	want := map[string]float64{"podautoscalers/status": 8, "deployments/scale": 2}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("SumBy (-want +got):\n%s", diff)
+	}
+}
+
+func TestHistogramSumReturnsSumAndCount(t *testing.T) {
+	f, err := Parse([]byte(exposition))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, count := f.HistogramSum("podpilot_prometheus_client_request_duration_seconds", nil)
+	if count != 5 || sum < 0.399 || sum > 0.401 {
+		t.Errorf("HistogramSum = %v, %v; want 0.4, 5", sum, count)
+	}
+}

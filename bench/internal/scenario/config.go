@@ -1,0 +1,55 @@
+package scenario
+
+import "time"
+
+// Config is what a bench run measures and how big it is.
+type Config struct {
+	// PodpilotBinary is bin/podpilot; PodpilotArgs are added to its command line
+	// (e.g. the QPS or query-cache flags of a newer podpilot).
+	PodpilotBinary string
+	PodpilotArgs   []string
+	// Adapter is an optional prometheus-adapter binary measured side by side.
+	Adapter string
+	// StateDir holds the bench cluster's state.
+	StateDir string
+
+	// Scenarios to run, by letter (a–e; f, the Go benchmarks, runs without a cluster).
+	Scenarios map[string]bool
+
+	// Sizes are the N of scenarios b and c, ascending.
+	Sizes []int
+	// Namespaces the N workloads are spread over.
+	Namespaces int
+	// Rounds is how many sync periods a steady-state window lasts.
+	Rounds int
+
+	// APIPods, APIConcurrency and APIDuration shape scenario a.
+	APIPods        int
+	APIConcurrency int
+	APIDuration    time.Duration
+
+	// ReactSteps is how many staggered steps scenario d takes per autoscaler kind.
+	ReactSteps int
+
+	// MemorySeries are the extra Prometheus series of scenario e, spread over MetricNames names.
+	MemorySeries []int
+	MetricNames  int
+
+	// ScrapeInterval and SyncPeriod configure Prometheus, kube-controller-manager's
+	// HPA controller and podpilot's autoscaler alike; RelistInterval is
+	// podpilot's (and the adapter's) discovery interval.
+	ScrapeInterval time.Duration
+	SyncPeriod     time.Duration
+	RelistInterval time.Duration
+}
+
+// Metric names the bench's exporter serves per pod (a gauge), and the
+// autoscalers' target per pod.
+const (
+	loadMetric    = "bench_load"
+	targetPerPod  = 100
+	baseReplicas  = 2
+	maxReplicas   = 20
+	benchLabel    = "podpilot-bench"
+	benchNSPrefix = "bench-"
+)

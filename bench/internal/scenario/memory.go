@@ -1,0 +1,145 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/podpilot/podpilot/bench/internal/procstat"
+	"github.com/podpilot/podpilot/bench/internal/report"
+	"github.com/podpilot/podpilot/bench/internal/stats"
+	"github.com/podpilot/podpilot/test/e2e/framework"
+	"github.com/podpilot/podpilot/test/exporter"
+)
+
+const extraNamespace = benchNSPrefix + "extra"
+
+// memoryLevel is the RSS at one number of extra series.
+type memoryLevel struct {
+	series                  int
+	podpilotMiB, adapterMiB float64
+	discoveryMeanS          float64
+	served                  float64
+}
+
+// Memory runs scenario e: podpilot's steady RSS (the highest of samples
+// taken every second over one relist interval once discovery has seen the
+// series) with each of MemorySeries extra per-pod series spread over
+// MetricNames metric names, and prometheus-adapter's beside it when given.
+func (e *Env) Memory(ctx context.Context) (report.Section, error) {
+	sec := report.Section{Title: "e. Memory against Prometheus' size",
+		Intro: fmt.Sprintf("Extra gauges `bench_extra_NNNN{namespace=%q,pod=...}` over %d metric names, served by a second exporter and "+
+			"discovered through the default (catch-all) rules. RSS is the maximum of 1 s samples of /proc/<pid>/status VmRSS over one "+
+			"relist interval (%s) after discovery has seen the series.", extraNamespace, e.Cfg.MetricNames, e.Cfg.RelistInterval)}
+	exp, err := exporter.Serve(clock.RealClock{})
+	if err != nil {
+		return sec, err
+	}
+	defer exp.Close()
+	if err := exp.RegisterTarget(e.Cluster.TargetsDir, "bench-extra"); err != nil {
+		return sec, err
+	}
+	var adapter *framework.Podpilot
+	if e.Cfg.Adapter != "" {
+		if adapter, err = e.startAdapter(ctx); err != nil {
+			return sec, fmt.Errorf("prometheus-adapter: %w", err)
+		}
+		defer adapter.Stop()
+	} else {
+		sec.Notes = append(sec.Notes, "prometheus-adapter: skipped (PROMETHEUS_ADAPTER not set).")
+	}
+	var levels []memoryLevel
+	set := 0
+	for _, n := range e.Cfg.MemorySeries {
+		set = e.setExtraSeries(exp.Exporter, set, n)
+		e.logf("e: %d extra series", n)
+		l, err := e.measureMemory(ctx, n, adapter)
+		if err != nil {
+			return sec, err
+		}
+		levels = append(levels, l)
+	}
+	sec.Tables = append(sec.Tables, memoryTable(levels, adapter != nil))
+	if len(levels) > 1 {
+		a, b := levels[0], levels[len(levels)-1]
+		sec.Headline = []string{fmt.Sprintf("e. podpilot RSS %s MiB at %d extra series, %s MiB at %d (%s)",
+			stats.Num(a.podpilotMiB, 0), a.series, stats.Num(b.podpilotMiB, 0), b.series, stats.Ratio(b.podpilotMiB, a.podpilotMiB))}
+	}
+	return sec, nil
+}
+
+// setExtraSeries grows the extra series from have to want (ascending levels).
+func (e *Env) setExtraSeries(exp *exporter.Exporter, have, want int) int {
+	names := max(e.Cfg.MetricNames, 1)
+	for i := have; i < want; i++ {
+		exp.SetGauge(fmt.Sprintf("bench_extra_%04d", i%names),
+			map[string]string{"namespace": extraNamespace, "pod": fmt.Sprintf("p-%06d", i/names)}, 1)
+	}
+	return max(have, want)
+}
+
+func (e *Env) measureMemory(ctx context.Context, n int, adapter *framework.Podpilot) (memoryLevel, error) {
+	l := memoryLevel{series: n}
+	want := min(n, e.Cfg.MetricNames)
+	// Discovery has seen the series once podpilot serves at least the extra names.
+	err := pollEvery(ctx, time.Second, 4*e.Cfg.RelistInterval+2*e.Cfg.ScrapeInterval+time.Minute, fmt.Sprintf("discovery of %d extra series", n),
+		func(ctx context.Context) (bool, string, error) {
+			f, err := e.Metrics(ctx, "podpilot")
+			if err != nil {
+				return false, "", err
+			}
+			l.served = f.Sum("podpilot_metrics_discovery_metrics", map[string]string{"api": "custom"})
+			return int(l.served) >= want, fmt.Sprintf("%.0f custom metrics served", l.served), nil
+		})
+	if err != nil {
+		return l, err
+	}
+	s0, err := e.Metrics(ctx, "podpilot")
+	if err != nil {
+		return l, err
+	}
+	adapterPid := 0
+	if adapter != nil {
+		adapterPid, _ = e.Pid(adapter)
+	}
+	deadline := time.Now().Add(e.Cfg.RelistInterval)
+	for time.Now().Before(deadline) {
+		l.podpilotMiB = max(l.podpilotMiB, float64(e.PodpilotRSS())/(1<<20))
+		if adapterPid != 0 {
+			rss, _ := procstat.RSS(adapterPid)
+			l.adapterMiB = max(l.adapterMiB, float64(rss)/(1<<20))
+		}
+		if err := sleep(ctx, time.Second); err != nil {
+			return l, err
+		}
+	}
+	s1, err := e.Metrics(ctx, "podpilot")
+	if err != nil {
+		return l, err
+	}
+	l.discoveryMeanS, _ = histogramMean(s1, s0, "podpilot_metrics_discovery_duration_seconds")
+	return l, nil
+}
+
+func memoryTable(levels []memoryLevel, withAdapter bool) report.Table {
+	t := report.Table{Header: []string{"extra series", "custom metrics served", "podpilot RSS MiB", "× at 0", "growth MiB", "discovery pass s"}}
+	if withAdapter {
+		t.Header = append(t.Header, "prometheus-adapter RSS MiB", "podpilot × adapter", "adapter growth MiB", "podpilot growth × adapter growth")
+	}
+	if len(levels) == 0 {
+		return t
+	}
+	base := levels[0]
+	for _, l := range levels {
+		row := []string{fmt.Sprint(l.series), stats.Num(l.served, 0), stats.Num(l.podpilotMiB, 1), stats.Ratio(l.podpilotMiB, base.podpilotMiB),
+			stats.Num(l.podpilotMiB-base.podpilotMiB, 1), stats.Num(l.discoveryMeanS, 3)}
+		if withAdapter {
+			row = append(row, stats.Num(l.adapterMiB, 1), stats.Ratio(l.podpilotMiB, l.adapterMiB), stats.Num(l.adapterMiB-base.adapterMiB, 1),
+				stats.Ratio(l.podpilotMiB-base.podpilotMiB, l.adapterMiB-base.adapterMiB))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}

@@ -1,0 +1,224 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/podpilot/podpilot/bench/internal/stats"
+	"github.com/podpilot/podpilot/test/e2e/framework"
+)
+
+// Phase is one autoscaler kind's run at one N.
+type Phase struct {
+	kind kind
+	n    int
+	// readyAfter is how long until every autoscaler read its metric.
+	readyAfter time.Duration
+	// Steady state, per round (a sync period), over Rounds rounds before the step.
+	rounds                              float64
+	queries, promQueries                float64
+	writes                              map[string]float64
+	cpu                                 time.Duration // of the autoscaler's process, per round
+	rssMiB                              float64
+	kcmReconcileMean, kcmReconcileCount float64
+	failedGet                           int
+	// paRoundSpans are the spans of the PodAutoscaler status-write bursts of the steady window.
+	paRoundSpans []float64
+	paWrites     int
+	histograms   []string
+	// The step 100 → 300 per pod: time to the first and last Deployment resized.
+	first, last time.Duration
+	resized     int
+	stepWrites  map[string]float64
+	reactions   []float64
+}
+
+// Scale runs scenarios b and c at n: the same n Deployments (2 pods each,
+// over the namespaces) first with stock HPAs, then with PodAutoscalers.
+func (e *Env) Scale(ctx context.Context, n int) ([]Phase, error) {
+	nss := make([]string, e.Cfg.Namespaces)
+	for i := range nss {
+		nss[i] = e.namespace(i)
+	}
+	if err := e.ensureNamespaces(ctx, nss...); err != nil {
+		return nil, err
+	}
+	ws := e.benchWorkloads(n)
+	e.logf("b/c N=%d: creating %d Deployments (%d pods)", n, n, n*baseReplicas)
+	if err := e.ensureDeployments(ctx, ws, baseReplicas); err != nil {
+		return nil, err
+	}
+	var out []Phase
+	for _, k := range []kind{kindHPA, kindPA} {
+		p, err := e.runPhase(ctx, k, ws, nss)
+		if err != nil {
+			return out, fmt.Errorf("%s at N=%d: %w", k, n, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// runPhase resets the workloads to 2 pods at 100 per pod, creates one
+// autoscaler of k each, measures the steady state, steps the load to 300
+// per pod and waits for every Deployment to be resized, then deletes the
+// autoscalers.
+func (e *Env) runPhase(ctx context.Context, k kind, ws []workload, nss []string) (Phase, error) {
+	p := Phase{kind: k, n: len(ws)}
+	for _, w := range ws {
+		e.Load.Set(w.ns, w.name, targetPerPod*baseReplicas)
+	}
+	if err := e.scaleTo(ctx, ws, baseReplicas); err != nil {
+		return p, err
+	}
+	if err := e.waitPrometheusAt(ctx, benchNSPrefix+"n[0-9]+", targetPerPod); err != nil {
+		return p, err
+	}
+	e.logf("%s N=%d: creating the autoscalers", k, len(ws))
+	start := time.Now()
+	if err := e.createAutoscalers(ctx, k, ws); err != nil {
+		return p, err
+	}
+	defer func() {
+		if err := e.deleteAutoscalers(context.WithoutCancel(ctx), k, nss); err != nil {
+			e.logf("%v", err)
+		}
+	}()
+	timeout := 3*time.Minute + time.Duration(len(ws))*200*time.Millisecond
+	err := pollEvery(ctx, 2*time.Second, timeout, fmt.Sprintf("%d %ss reading their metric", len(ws), k), func(ctx context.Context) (bool, string, error) {
+		n, err := e.activeAutoscalers(ctx, k, nss)
+		return n == len(ws), fmt.Sprintf("%d active", n), err
+	})
+	if err != nil {
+		return p, err
+	}
+	p.readyAfter = time.Since(start)
+	if err := e.steady(ctx, &p, nss); err != nil {
+		return p, err
+	}
+	return p, e.step(ctx, &p, ws)
+}
+
+// steady measures Rounds sync periods of the steady state.
+func (e *Env) steady(ctx context.Context, p *Phase, nss []string) error {
+	window := time.Duration(e.Cfg.Rounds) * e.Cfg.SyncPeriod
+	e.logf("%s N=%d: steady state for %s", p.kind, p.n, window)
+	f0, err := e.failedGetPodsMetric(ctx, nss)
+	if err != nil {
+		return err
+	}
+	s0, err := e.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	if err := sleep(ctx, window); err != nil {
+		return err
+	}
+	s1, err := e.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	f1, err := e.failedGetPodsMetric(ctx, nss)
+	if err != nil {
+		return err
+	}
+	p.rounds = s1.at.Sub(s0.at).Seconds() / e.Cfg.SyncPeriod.Seconds()
+	p.queries = (s1.podpilotQueries() - s0.podpilotQueries()) / p.rounds
+	p.promQueries = (s1.promQueries() - s0.promQueries()) / p.rounds
+	p.writes = s1.writes(s0)
+	p.failedGet = f1 - f0
+	p.rssMiB = float64(e.PodpilotRSS()) / (1 << 20)
+	p.histograms = s1.autoscalerHistograms(s0)
+	if p.kind == kindHPA {
+		p.cpu = time.Duration(float64(s1.kcmCPU-s0.kcmCPU) / p.rounds)
+		p.kcmReconcileMean, p.kcmReconcileCount = histogramMean(s1.kcm, s0.kcm,
+			"horizontal_pod_autoscaler_controller_reconciliation_duration_seconds")
+	} else {
+		p.cpu = time.Duration(float64(s1.podpilotCPU-s0.podpilotCPU) / p.rounds)
+		writes := e.Watch.PodAutoscalerWrites(s0.at, s1.at)
+		p.paWrites = len(writes)
+		p.paRoundSpans = burstSpans(writes, e.Cfg.SyncPeriod/3)
+	}
+	return nil
+}
+
+// step sets every workload to 300 per pod and waits until each Deployment's
+// spec.replicas changed.
+func (e *Env) step(ctx context.Context, p *Phase, ws []workload) error {
+	s0, err := e.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	for _, w := range ws {
+		e.Load.Set(w.ns, w.name, 300*baseReplicas)
+	}
+	e.logf("%s N=%d: stepped 100 → 300 per pod; waiting for every Deployment to resize", p.kind, p.n)
+	timeout := 3*time.Minute + time.Duration(len(ws))*1300*time.Millisecond
+	_ = framework.Poll(ctx, timeout, "every Deployment resized", func(context.Context) (bool, string, error) {
+		done := 0
+		for _, w := range ws {
+			if _, ok := e.Watch.FirstChangeAfter(w.key(), t0); ok {
+				done++
+			}
+		}
+		return done == len(ws), fmt.Sprintf("%d of %d resized", done, len(ws)), nil
+	})
+	for _, w := range ws {
+		if at, ok := e.Watch.FirstChangeAfter(w.key(), t0); ok {
+			p.reactions = append(p.reactions, at.Sub(t0).Seconds())
+		}
+	}
+	p.resized = len(p.reactions)
+	s := stats.Summarize(p.reactions)
+	p.first = time.Duration(s.Min * float64(time.Second))
+	p.last = time.Duration(s.Max * float64(time.Second))
+	s1, err := e.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	p.stepWrites = s1.writes(s0)
+	return nil
+}
+
+// burstSpans groups times (ascending) into bursts separated by more than
+// gap and returns each burst's span in seconds.
+func burstSpans(times []time.Time, gap time.Duration) []float64 {
+	var out []float64
+	for i := 0; i < len(times); {
+		j := i
+		for j+1 < len(times) && times[j+1].Sub(times[j]) <= gap {
+			j++
+		}
+		out = append(out, times[j].Sub(times[i]).Seconds())
+		i = j + 1
+	}
+	return out
+}
+
+// sleep waits d unless ctx ends first.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// ScaleAll runs Scale at every size, ascending, reusing the Deployments of
+// the smaller sizes.
+func (e *Env) ScaleAll(ctx context.Context) (map[int][]Phase, error) {
+	out := map[int][]Phase{}
+	for _, n := range e.Cfg.Sizes {
+		ph, err := e.Scale(ctx, n)
+		out[n] = ph
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
