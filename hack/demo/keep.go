@@ -96,7 +96,7 @@ func serveLoad(ctx context.Context, stateDir string, resources bool) error {
 	if err != nil {
 		return fmt.Errorf("start the exporter: %w", err)
 	}
-	defer exp.Close()
+	defer func() { _ = exp.Close() }() // shutting down; nothing to report to
 	load := c.NewLoad(ctx, exp, demoNamespace, workload, seriesName, true)
 	defer load.Stop()
 	load.Set(profile[len(profile)-1].to)
@@ -111,7 +111,7 @@ func serveLoad(ctx context.Context, stateDir string, resources bool) error {
 	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return fmt.Errorf("record the load's pid: %w", err)
 	}
-	defer os.Remove(pidFile)
+	defer func() { _ = os.Remove(pidFile) }() // local-down ignores a stale pid file
 	fmt.Printf("serving %.0f qps for %s/%s from %s until SIGTERM\n", profile[len(profile)-1].to, demoNamespace, workload, exp.Addr)
 	<-ctx.Done()
 	return nil

@@ -414,13 +414,13 @@ func podpilotArgs(t *testing.T, deploy *unstructured.Unstructured, rulesFile, ku
 	var args, replaced []string
 	for _, a := range deployArgs {
 		name, _, _ := strings.Cut(a, "=")
-		switch {
-		case name == "--secure-port":
+		switch name {
+		case "--secure-port":
 			replaced = append(replaced, name)
 			continue
-		case name == "--prometheus-url":
+		case "--prometheus-url":
 			a, replaced = name+"="+cluster.PrometheusURL, append(replaced, name)
-		case name == "--config":
+		case "--config":
 			a, replaced = name+"="+rulesFile, append(replaced, name)
 		}
 		args = append(args, a)

@@ -43,7 +43,7 @@ func procField(path, key string) string {
 	if err != nil {
 		return "unknown"
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: nothing to flush
 	s := bufio.NewScanner(f)
 	for s.Scan() {
 		k, v, ok := strings.Cut(s.Text(), ":")

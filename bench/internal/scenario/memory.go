@@ -37,7 +37,7 @@ func (e *Env) Memory(ctx context.Context) (report.Section, error) {
 	if err != nil {
 		return sec, err
 	}
-	defer exp.Close()
+	defer func() { _ = exp.Close() }() // the run is over; a close error changes no figure
 	if err := exp.RegisterTarget(e.Cluster.TargetsDir, "bench-extra"); err != nil {
 		return sec, err
 	}

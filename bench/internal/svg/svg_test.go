@@ -2,6 +2,7 @@ package svg
 
 import (
 	"encoding/xml"
+	"errors"
 	"io"
 	"math"
 	"strings"
@@ -14,7 +15,7 @@ func wellFormed(t *testing.T, doc string) {
 	d := xml.NewDecoder(strings.NewReader(doc))
 	for {
 		_, err := d.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return
 		}
 		if err != nil {

@@ -121,7 +121,7 @@ func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource, re
 	a.ctrl, err = controller.New(controller.Config{
 		KubeClient: scaleClient, PodpilotClient: pp, StatusLimiter: flowcontrol.NewTokenBucketRateLimiter(qps, burst),
 		KubeInformers: a.kubeInf, PodpilotInformers: a.podpilotInf,
-		CustomSource: custom, ResourceSource: metrics.NewMetricsAPISource(mc), Recorder: rec,
+		CustomSource: custom, ResourceSource: metrics.NewResourceMetricsAPI(mc), Recorder: rec,
 		Options: *o.Autoscaler, Metrics: m,
 	})
 	if err != nil {

@@ -64,7 +64,7 @@ type Config struct {
 	// CustomSource serves custom metrics, e.g. podpilot's Prometheus provider; nil makes custom
 	// metrics fail (and so never scale down).
 	CustomSource metrics.CustomSource
-	// ResourceSource serves cpu and memory, e.g. metrics.NewMetricsAPISource; nil makes resource
+	// ResourceSource serves cpu and memory, e.g. metrics.NewResourceMetricsAPI; nil makes resource
 	// metrics fail.
 	ResourceSource metrics.ResourceSource
 	// Recorder records events on PodAutoscalers; see NewRecorder.

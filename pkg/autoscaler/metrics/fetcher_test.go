@@ -284,7 +284,7 @@ func TestResourceSamplesSumContainersAndOneListServesCPUAndMemory(t *testing.T) 
 	}
 }
 
-func TestMetricsAPISourceListsPodMetricsOfTheNamespace(t *testing.T) {
+func TestResourceMetricsAPIListsPodMetricsOfTheNamespace(t *testing.T) {
 	client := metricsfake.NewSimpleClientset()
 	client.PrependReactor("list", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		if a.GetNamespace() != "dns" {
@@ -293,7 +293,7 @@ func TestMetricsAPISourceListsPodMetricsOfTheNamespace(t *testing.T) {
 		return true, &metricsv1beta1.PodMetricsList{Items: []metricsv1beta1.PodMetrics{podMetrics("p0",
 			corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")})}}, nil
 	})
-	f, _ := newTestFetcher(t, FetcherConfig{Resource: NewMetricsAPISource(client)})
+	f, _ := newTestFetcher(t, FetcherConfig{Resource: NewResourceMetricsAPI(client)})
 	cpu, err := f.ResourceMetric(t.Context(), "dns", corev1.ResourceCPU)
 	if err != nil {
 		t.Fatal(err)

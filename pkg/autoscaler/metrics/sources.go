@@ -27,20 +27,20 @@ type ResourceSource interface {
 	ListPodMetrics(ctx context.Context, namespace string) (*metricsv1beta1.PodMetricsList, error)
 }
 
-// MetricsAPISource is a ResourceSource reading metrics.k8s.io through its clientset.
-type MetricsAPISource struct {
+// ResourceMetricsAPI is a ResourceSource reading metrics.k8s.io through its clientset.
+type ResourceMetricsAPI struct {
 	client metricsclient.Interface
 }
 
-var _ ResourceSource = (*MetricsAPISource)(nil)
+var _ ResourceSource = (*ResourceMetricsAPI)(nil)
 
-// NewMetricsAPISource returns a ResourceSource backed by client.
-func NewMetricsAPISource(client metricsclient.Interface) *MetricsAPISource {
-	return &MetricsAPISource{client: client}
+// NewResourceMetricsAPI returns a ResourceSource backed by client.
+func NewResourceMetricsAPI(client metricsclient.Interface) *ResourceMetricsAPI {
+	return &ResourceMetricsAPI{client: client}
 }
 
 // ListPodMetrics lists the PodMetrics of namespace.
-func (s *MetricsAPISource) ListPodMetrics(ctx context.Context, namespace string) (*metricsv1beta1.PodMetricsList, error) {
+func (s *ResourceMetricsAPI) ListPodMetrics(ctx context.Context, namespace string) (*metricsv1beta1.PodMetricsList, error) {
 	list, err := s.client.MetricsV1beta1().PodMetricses(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list pod metrics in namespace %s: %w", namespace, err)

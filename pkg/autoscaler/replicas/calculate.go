@@ -80,6 +80,8 @@ func Calculate(in Input) (Result, error) {
 // missing pods count as using the target (100% of their request, or the target if above 100%);
 // on a scale-up, missing and ignored pods count as using nothing. It keeps the current replicas when
 // the new ratio is within tolerance or the fill-in would reverse the direction of the scale.
+//
+//nolint:gocyclo // one branch per rule of upstream's calcPlainMetricReplicas, kept in its order so the two read side by side
 func rebalance(in Input, g groups, requests map[string]int64, ratio float64) (int32, error) {
 	values := make(map[string]int64, len(g.ready)+len(g.missing)+len(g.ignored))
 	for name, v := range g.ready {

@@ -372,7 +372,7 @@ func assertError(t *testing.T, err, want error, prefix, cause string) {
 		t.Errorf("error %q does not wrap %q", err, want)
 	}
 	for _, other := range []error{ErrUnavailable, ErrBadQuery} {
-		if other != want && errors.Is(err, other) {
+		if !errors.Is(other, want) && errors.Is(err, other) {
 			t.Errorf("error %q wraps %q too", err, other)
 		}
 	}
