@@ -64,12 +64,13 @@ generate: ## Regenerate deepcopy, the clientset/listers/informers and the CRD fr
 	hack/update-codegen.sh
 
 .PHONY: verify
-verify: ## Check formatting, vet, generated code and go.mod are up to date.
+verify: ## Check formatting, vet, generated code, go.mod, import rules and lint (golangci-lint, logcheck).
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
 	hack/verify-codegen.sh
 	hack/verify-gomod.sh
 	hack/verify-imports.sh
+	hack/verify-lint.sh
 
 .PHONY: clean
 clean: ## Remove build output (the cached tool binaries stay; see clean-tools).
