@@ -62,8 +62,9 @@ type autoscaler struct {
 }
 
 // newAutoscaler builds the controller on the same custom metrics provider as
-// the API server, so custom metrics never leave the process.
-func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource) (*autoscaler, error) {
+// the API server, so custom metrics never leave the process, and on the
+// shared typed informer factory kubeInf.
+func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource, kubeInf kubeinformers.SharedInformerFactory) (*autoscaler, error) {
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build kubernetes client: %w", err)
@@ -78,7 +79,7 @@ func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource) (*
 	}
 	a := &autoscaler{
 		kube:        kube,
-		kubeInf:     kubeinformers.NewSharedInformerFactory(kube, 0),
+		kubeInf:     kubeInf,
 		podpilotInf: externalversions.NewSharedInformerFactory(pp, 0),
 		broadcaster: events.NewBroadcaster(&events.EventSinkImpl{Interface: kube.EventsV1()}),
 		election:    o.LeaderElection,

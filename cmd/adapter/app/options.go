@@ -59,10 +59,11 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.Adapter.InstallFlags()
 	serving := o.Adapter.SecureServing
 	serving.BindPort = defaultSecurePort
-	// No certificate directory: without --tls-cert-file a self-signed
-	// certificate is kept in memory, so a read-only root filesystem works.
+	// No certificate directory by default: without --tls-cert-file a
+	// self-signed certificate is kept in memory, so a read-only root
+	// filesystem works. With --cert-dir it is written to (or read from)
+	// <cert-dir>/apiserver.{crt,key}, the apiserver library's pair name.
 	serving.ServerCert.CertDirectory = ""
-	serving.ServerCert.PairName = ""
 	if f := o.Adapter.FlagSet.Lookup("secure-port"); f != nil {
 		f.DefValue = fmt.Sprint(defaultSecurePort)
 	}

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/metadata/fake"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
 	testingclock "k8s.io/utils/clock/testing"
@@ -114,7 +115,7 @@ func testProvider(t *testing.T, prom *fakeProm, rulesFile string, objs ...runtim
 		Options:    *NewOptions(),
 		Prometheus: prom,
 		Mapper:     rules.StaticMapper(),
-		Metadata:   fake.NewSimpleMetadataClient(scheme, objs...),
+		Informers:  metadatainformer.NewSharedInformerFactory(fake.NewSimpleMetadataClient(scheme, objs...), 0),
 		Registry:   reg,
 		Clock:      testingclock.NewFakeClock(testNow),
 	}
@@ -132,7 +133,7 @@ func servingProvider(t *testing.T, prom *fakeProm, rulesFile string, objs ...run
 	p, _ := testProvider(t, prom, rulesFile, objs...)
 	p.refresh(t.Context())
 	p.objects.start(t.Context())
-	t.Cleanup(p.objects.shutdown)
+	t.Cleanup(p.objects.informers.(metadatainformer.SharedInformerFactory).Shutdown)
 	return p
 }
 
