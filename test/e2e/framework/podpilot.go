@@ -176,3 +176,14 @@ func (p *Podpilot) Signal(sig os.Signal) error {
 	}
 	return nil
 }
+
+// ExitCode waits up to timeout for the process to exit on its own and returns its exit code,
+// or -1 if it is still running.
+func (p *Podpilot) ExitCode(timeout time.Duration) int {
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(timeout):
+		return -1
+	}
+}
