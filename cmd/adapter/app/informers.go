@@ -3,6 +3,10 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -24,6 +28,7 @@ import (
 type clusterInformers struct {
 	kube     kubeinformers.SharedInformerFactory
 	metadata metadatainformer.SharedInformerFactory
+	shared   sharedValues
 }
 
 var _ metricsapi.Informers = (*clusterInformers)(nil)
@@ -38,10 +43,10 @@ func newClusterInformers(cfg *rest.Config) (*clusterInformers, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build metadata client: %w", err)
 	}
-	return &clusterInformers{
-		kube:     kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithTransform(stripTyped)),
-		metadata: metadatainformer.NewSharedInformerFactoryWithOptions(meta, 0, metadatainformer.WithTransform(stripMetadata)),
-	}, nil
+	c := &clusterInformers{}
+	c.kube = kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithTransform(c.stripTyped))
+	c.metadata = metadatainformer.NewSharedInformerFactoryWithOptions(meta, 0, metadatainformer.WithTransform(stripMetadata))
+	return c, nil
 }
 
 // podsResource is the resource every reader of pods shares.
@@ -80,9 +85,9 @@ func (c *clusterInformers) Shutdown() {
 
 // stripTyped strips the typed factory's objects: pods to what the autoscaler and the metrics
 // APIs read (stripPod), everything else of its managed fields.
-func stripTyped(obj any) (any, error) {
+func (c *clusterInformers) stripTyped(obj any) (any, error) {
 	if p, ok := obj.(*corev1.Pod); ok {
-		return stripPod(p), nil
+		return c.stripPod(p), nil
 	}
 	if m, err := apimeta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
@@ -91,33 +96,35 @@ func stripTyped(obj any) (any, error) {
 }
 
 // stripPod keeps what the pod's readers use: name, namespace, labels and owners (selectors,
-// object names); deletion timestamp, phase, start time and conditions (the autoscaler's
-// readiness rules); the pod-level, container and init-container (sidecar) requests. It drops
-// managedFields, annotations, env, volumes, images, probes, container statuses and the rest.
-func stripPod(p *corev1.Pod) *corev1.Pod {
+// object names); deletion timestamp, phase, start time and the Ready condition (the
+// autoscaler's readiness rules); the pod-level, container and init-container (sidecar)
+// requests. It drops managedFields, annotations, env, volumes, images, probes, limits,
+// container statuses and the rest. Strings are interned, and equal request lists, label maps
+// and owner lists shared, since the pods of one workload repeat them.
+func (c *clusterInformers) stripPod(p *corev1.Pod) *corev1.Pod {
 	out := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:              p.Name,
-			Namespace:         p.Namespace,
+			Namespace:         unique.Make(p.Namespace).Value(),
 			UID:               p.UID,
 			ResourceVersion:   p.ResourceVersion,
-			Labels:            p.Labels,
-			OwnerReferences:   p.OwnerReferences,
+			Labels:            c.shared.labelSet(p.Labels),
+			OwnerReferences:   c.shared.ownerList(p.OwnerReferences),
 			DeletionTimestamp: p.DeletionTimestamp,
 		},
 		Spec: corev1.PodSpec{
-			Containers:     stripContainers(p.Spec.Containers),
-			InitContainers: stripContainers(p.Spec.InitContainers),
+			Containers:     c.stripContainers(p.Spec.Containers),
+			InitContainers: c.stripContainers(p.Spec.InitContainers),
 		},
 		Status: corev1.PodStatus{Phase: p.Status.Phase, StartTime: p.Status.StartTime},
 	}
 	if p.Spec.Resources != nil {
-		out.Spec.Resources = &corev1.ResourceRequirements{Requests: p.Spec.Resources.Requests}
+		out.Spec.Resources = &corev1.ResourceRequirements{Requests: c.shared.requestList(p.Spec.Resources.Requests)}
 	}
-	if len(p.Status.Conditions) > 0 {
-		out.Status.Conditions = make([]corev1.PodCondition, len(p.Status.Conditions))
-		for i, c := range p.Status.Conditions {
-			out.Status.Conditions[i] = corev1.PodCondition{Type: c.Type, Status: c.Status, LastTransitionTime: c.LastTransitionTime}
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			out.Status.Conditions = []corev1.PodCondition{{Type: cond.Type, Status: cond.Status, LastTransitionTime: cond.LastTransitionTime}}
+			break
 		}
 	}
 	return out
@@ -125,16 +132,96 @@ func stripPod(p *corev1.Pod) *corev1.Pod {
 
 // stripContainers keeps each container's name, restart policy (a restartable init container is
 // a sidecar) and requests.
-func stripContainers(cs []corev1.Container) []corev1.Container {
+func (c *clusterInformers) stripContainers(cs []corev1.Container) []corev1.Container {
 	if len(cs) == 0 {
 		return nil
 	}
 	out := make([]corev1.Container, len(cs))
-	for i, c := range cs {
-		out[i] = corev1.Container{Name: c.Name, RestartPolicy: c.RestartPolicy,
-			Resources: corev1.ResourceRequirements{Requests: c.Resources.Requests}}
+	for i, ctr := range cs {
+		out[i] = corev1.Container{Name: unique.Make(ctr.Name).Value(), RestartPolicy: ctr.RestartPolicy,
+			Resources: corev1.ResourceRequirements{Requests: c.shared.requestList(ctr.Resources.Requests)}}
 	}
 	return out
+}
+
+// maxSharedValues bounds each table of shared values; a full table starts over (objects keep
+// the values they hold), so that values of objects long gone are not kept forever.
+const maxSharedValues = 4096
+
+// shared hands out one instance of equal values (request lists, label maps, owner lists) to the
+// cached pods: the pods of one workload repeat them. Listers hand out shared, read-only
+// objects, so sharing is safe.
+type shared[T any] struct {
+	mu     sync.Mutex
+	values map[string]T
+}
+
+// intern returns the shared value with key, storing v under it if there is none.
+func (s *shared[T]) intern(key string, v T) T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if got, ok := s.values[key]; ok {
+		return got
+	}
+	if s.values == nil || len(s.values) >= maxSharedValues {
+		s.values = map[string]T{}
+	}
+	s.values[key] = v
+	return v
+}
+
+// sharedValues are the tables of the values pods share.
+type sharedValues struct {
+	requests shared[corev1.ResourceList]
+	labels   shared[map[string]string]
+	owners   shared[[]metav1.OwnerReference]
+}
+
+// requestList returns the shared request list equal to rl.
+func (s *sharedValues) requestList(rl corev1.ResourceList) corev1.ResourceList {
+	if len(rl) == 0 {
+		return nil
+	}
+	var key strings.Builder
+	for _, name := range sortedKeys(rl) {
+		q := rl[name]
+		key.WriteString(string(name) + "=" + q.String() + ";")
+	}
+	return s.requests.intern(key.String(), rl)
+}
+
+// labelSet returns the shared label map equal to labels.
+func (s *sharedValues) labelSet(labels map[string]string) map[string]string {
+	if labels == nil {
+		return nil
+	}
+	var key strings.Builder
+	for _, k := range sortedKeys(labels) {
+		key.WriteString(k + "\x00" + labels[k] + "\x00")
+	}
+	return s.labels.intern(key.String(), labels)
+}
+
+// ownerList returns the shared owner list equal to owners (by their UIDs and controller flag).
+func (s *sharedValues) ownerList(owners []metav1.OwnerReference) []metav1.OwnerReference {
+	if len(owners) == 0 {
+		return nil
+	}
+	var key strings.Builder
+	for _, o := range owners {
+		key.WriteString(string(o.UID) + "/" + o.Kind + "/" + o.Name + "/" + fmt.Sprint(o.Controller != nil && *o.Controller) + ";")
+	}
+	return s.owners.intern(key.String(), owners)
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // stripMetadata keeps what selector resolution needs (name, namespace, labels), to bound the

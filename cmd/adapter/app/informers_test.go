@@ -1,6 +1,8 @@
 package app
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,9 +37,10 @@ func fullPod() *corev1.Pod {
 		Status: corev1.PodStatus{
 			Phase:     corev1.PodRunning,
 			StartTime: &now,
-			Conditions: []corev1.PodCondition{{
-				Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now, Message: "long text",
-			}},
+			Conditions: []corev1.PodCondition{
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now, Message: "long text"},
+			},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true}},
 		},
 	}
@@ -45,7 +48,7 @@ func fullPod() *corev1.Pod {
 
 func TestStripPodKeepsWhatItsReadersUseAndNothingElse(t *testing.T) {
 	in := fullPod()
-	got, err := stripTyped(in)
+	got, err := (&clusterInformers{}).stripTyped(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,13 +65,13 @@ func TestStripPodKeepsWhatItsReadersUseAndNothingElse(t *testing.T) {
 		},
 		Status: corev1.PodStatus{
 			Phase: corev1.PodRunning, StartTime: in.Status.StartTime,
-			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: in.Status.Conditions[0].LastTransitionTime}},
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: in.Status.Conditions[1].LastTransitionTime}},
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stripped pod (-want +got):\n%s", diff)
 	}
-	again, _ := stripTyped(got)
+	again, _ := (&clusterInformers{}).stripTyped(got)
 	if diff := cmp.Diff(got, again); diff != "" {
 		t.Errorf("the transform is not idempotent (-once +twice):\n%s", diff)
 	}
@@ -88,4 +91,38 @@ func TestStripMetadataKeepsNameNamespaceAndLabels(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stripped metadata (-want +got):\n%s", diff)
 	}
+}
+
+func TestPodsOfOneWorkloadShareTheirLabelsOwnersAndRequests(t *testing.T) {
+	c := &clusterInformers{}
+	a, b := fullPod(), fullPod()
+	b.Name, b.UID = "p2", "u2"
+	// b is decoded separately: equal content, distinct maps and slices.
+	b.Labels = map[string]string{"app": "vg1"}
+	b.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "vg1-abc"}}
+	b.Spec.Containers[0].Resources.Requests = b.Spec.Containers[0].Resources.Requests.DeepCopy()
+	sa, sb := c.stripPod(a), c.stripPod(b)
+	if !sameMap(sa.Labels, sb.Labels) || &sa.OwnerReferences[0] != &sb.OwnerReferences[0] ||
+		!sameMap(sa.Spec.Containers[0].Resources.Requests, sb.Spec.Containers[0].Resources.Requests) {
+		t.Error("equal labels, owners or requests of two pods are not shared")
+	}
+	b.Labels = map[string]string{"app": "other"}
+	if sameMap(sa.Labels, c.stripPod(b).Labels) {
+		t.Error("different labels are shared")
+	}
+}
+
+func TestASharedValuesTableStartsOverWhenFull(t *testing.T) {
+	var s shared[int]
+	for i := range maxSharedValues + 1 {
+		s.intern(fmt.Sprint(i), i)
+	}
+	if len(s.values) != 1 {
+		t.Errorf("table holds %d values after overflowing, want 1 (it starts over)", len(s.values))
+	}
+}
+
+// sameMap reports whether a and b are the same map instance.
+func sameMap[K comparable, V any](a, b map[K]V) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

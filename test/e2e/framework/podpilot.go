@@ -187,3 +187,6 @@ func (p *Podpilot) ExitCode(timeout time.Duration) int {
 		return -1
 	}
 }
+
+// Pid returns the process id.
+func (p *Podpilot) Pid() int { return p.cmd.Process.Pid }
