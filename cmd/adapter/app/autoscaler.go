@@ -111,7 +111,7 @@ func (a *autoscaler) readyz() healthz.HealthChecker {
 
 // Run starts the informers and event sink, then runs the controller while
 // this replica leads, until ctx is done. It stops the controller first, then
-// the informers and the event sink.
+// its own informers and the event sink.
 func (a *autoscaler) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	if err := a.broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
@@ -120,7 +120,7 @@ func (a *autoscaler) Run(ctx context.Context) error {
 	defer a.broadcaster.Shutdown()
 	a.kubeInf.Start(ctx.Done())
 	a.podpilotInf.Start(ctx.Done())
-	defer a.kubeInf.Shutdown()
+	// The shared kubeInf is Run's to shut down, once every user has stopped.
 	defer a.podpilotInf.Shutdown()
 	for typ, ok := range a.kubeInf.WaitForCacheSync(ctx.Done()) {
 		if !ok {
