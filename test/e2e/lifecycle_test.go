@@ -58,7 +58,7 @@ func TestAPIServerThatCannotStartStopsEverythingAndExitsNonZero(t *testing.T) {
 		{
 			name:  "the serving certificate is bad",
 			args:  []string{"--tls-cert-file=" + garbage, "--tls-private-key-file=" + garbage},
-			cause: "garbage.pem",
+			cause: "certificate",
 		},
 	}
 	for _, tt := range tests {
