@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
@@ -111,9 +112,9 @@ func TestInheritedAPIServerFlagsWork(t *testing.T) {
 		{name: "serving", args: []string{"--tls-min-version=VersionTLS12",
 			"--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
 			"--http2-max-streams-per-connection=100", "--disable-http2-serving", "--permit-port-sharing", "--permit-address-sharing",
-			"--profiling=false", "--contention-profiling", "--debug-socket-path=" + filepath.Join(dir, "debug.sock"),
+			"--profiling", "--contention-profiling", "--debug-socket-path=" + filepath.Join(dir, "debug.sock"),
 			"--client-qps=50", "--client-burst=100", "--discovery-interval=30s", "--enable-priority-and-fairness=false",
-		}, files: []string{filepath.Join(dir, "debug.sock")}},
+		}},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -127,9 +128,13 @@ func TestInheritedAPIServerFlagsWork(t *testing.T) {
 			if err != nil || code != 200 {
 				t.Errorf("GET custom.metrics.k8s.io discovery = %d %v: %.500s", code, err, body)
 			}
-			for _, f := range g.files {
-				if _, err := os.Stat(f); err != nil {
-					t.Errorf("%s: %v", f, err)
+			for _, f := range g.files { // the audit log is written in batches
+				err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+					_, err := os.Stat(f)
+					return err == nil, nil
+				})
+				if err != nil {
+					t.Errorf("%s was not created: %v", f, err)
 				}
 			}
 		})
