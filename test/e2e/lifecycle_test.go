@@ -21,7 +21,7 @@ import (
 // TestBinaryCarriesTheVersionStampOfMakeBuild checks that the binary the suite runs reports
 // the version make build stamps, not the library's placeholder.
 func TestBinaryCarriesTheVersionStampOfMakeBuild(t *testing.T) {
-	want, err := exec.CommandContext(t.Context(), "make", "--no-print-directory", "-s", "version").Output()
+	want, err := exec.CommandContext(t.Context(), "make", "-C", framework.RepoRoot(), "--no-print-directory", "-s", "version").Output()
 	if err != nil {
 		t.Fatalf("make version: %v", err)
 	}
