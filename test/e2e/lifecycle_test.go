@@ -104,7 +104,6 @@ func TestInheritedAPIServerFlagsWork(t *testing.T) {
 			"--requestheader-client-ca-file=" + filepath.Join(pki, "front-proxy-ca.crt"),
 			"--requestheader-allowed-names=front-proxy-client", "--requestheader-username-headers=X-Remote-User",
 			"--requestheader-group-headers=X-Remote-Group", "--requestheader-extra-headers-prefix=X-Remote-Extra-",
-			"--requestheader-uid-headers=X-Remote-Uid",
 			"--authentication-token-webhook-cache-ttl=30s", "--authentication-tolerate-lookup-failure=false",
 			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
 			"--authorization-webhook-cache-authorized-ttl=30s", "--authorization-webhook-cache-unauthorized-ttl=5s",

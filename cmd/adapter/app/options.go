@@ -70,6 +70,9 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	if f := o.Adapter.FlagSet.Lookup("cert-dir"); f != nil {
 		f.DefValue = ""
 	}
+	// The library's flag needs the RemoteRequestHeaderUID feature gate, which podpilot does
+	// not expose: every use of it fails validation, so it is not offered.
+	_ = o.Adapter.FlagSet.MarkHidden("requestheader-uid-headers")
 
 	o.Prometheus.AddFlags(fss.FlagSet("prometheus"))
 	o.Metrics.AddFlags(fss.FlagSet("metrics discovery"))
