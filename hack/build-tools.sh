@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds etcd, kube-apiserver, kube-controller-manager and kwok from the
 # modules pinned in hack/tools into a per-user cache (see hack/lib.sh), and
-# skips every binary that is already there. A cold build takes ~10 minutes on
+# skips every binary that is already there. `build-tools.sh lint` builds only
+# the linters (golangci-lint, logcheck). A cold build takes ~10 minutes on
 # 2 cores; a warm one, a second.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -18,7 +19,14 @@ build() {
   log "built $out in $((SECONDS - start))s"
 }
 
+# lint builds the linters `make verify` runs.
+lint() {
+  build "$GOLANGCI_LINT" "$PODPILOT_ROOT/hack/tools/golangci" github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+  build "$LOGCHECK" "$PODPILOT_ROOT/hack/tools/logcheck" sigs.k8s.io/logtools/logcheck
+}
+
 main() {
+  if [[ ${1:-} == lint ]]; then lint; return; fi
   local kv=k8s.io/component-base/version
   local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
   local kubever="-X $kv.gitVersion=$KUBE_VERSION -X $kv.gitMajor=1 -X $kv.gitMinor=$minor"

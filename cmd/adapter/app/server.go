@@ -99,7 +99,7 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 		parts:  []func(context.Context) error{provider.Run},
 	}
 	if o.Autoscaler.Enabled {
-		scaler, err := newAutoscaler(o, restCfg, provider, cache.kube)
+		scaler, err := newAutoscaler(o, restCfg, provider.FreshReads(), cache.kube)
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -53,8 +52,9 @@ func (t customTarget) objectNamespace(namespace string) string {
 	return namespace
 }
 
-// queryObjects renders and runs the rule's query for req and maps the samples to objects.
-func (p *Provider) queryObjects(ctx context.Context, t customTarget, req rules.ObjectRequest, keep map[string]struct{}) ([]custom_metrics.MetricValue, error) {
+// queryObjects renders and runs (or shares) the rule's query for req and returns the values of
+// the objects of names (sorted) that have samples.
+func (p *Provider) queryObjects(ctx context.Context, t customTarget, req rules.ObjectRequest, names []string, reuse bool) ([]custom_metrics.MetricValue, error) {
 	q, err := t.rule.Query(req)
 	if err != nil {
 		return nil, err
@@ -63,7 +63,10 @@ func (p *Provider) queryObjects(ctx context.Context, t customTarget, req rules.O
 	if err != nil {
 		return nil, err
 	}
-	vec, err := p.prom.Query(ctx, q, time.Time{}) // zero: Prometheus's now
+	samples, err := p.customQueries.get(ctx, q+"\x00"+label, reuse, func(ctx context.Context) (objectSamples, error) {
+		s, err := p.prom.QueryLabels(ctx, q, time.Time{}, []string{label}) // zero: Prometheus's now
+		return newObjectSamples(s), err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -74,16 +77,16 @@ func (p *Provider) queryObjects(ctx context.Context, t customTarget, req rules.O
 			Namespace:  req.Namespace,
 		},
 		metric: custom_metrics.MetricIdentifier{Name: t.info.Metric, Selector: metricSelector(req.Selector)},
-		label:  model.LabelName(label),
-		keep:   keep,
 	}
-	values := ov.values(vec)
+	values := ov.values(samples, names)
 	klog.FromContext(ctx).V(5).Info("Queried custom metric", "metric", t.info.Metric, "resource", t.info.GroupResource.String(),
-		"namespace", req.Namespace, "query", q, "samples", len(vec), "values", len(values))
+		"namespace", req.Namespace, "query", q, "samples", len(samples), "values", len(values))
 	return values, nil
 }
 
-// GetMetricByName implements provider.CustomMetricsProvider with one query for the object.
+// GetMetricByName implements provider.CustomMetricsProvider with one query for the object, or,
+// while answers are shared, with the shared query for every object of its resource in its
+// namespace.
 func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedName, info provider.CustomMetricInfo, metricSel labels.Selector) (*custom_metrics.MetricValue, error) {
 	what := fmt.Sprintf("metric %s for %s %s", info.Metric, info.GroupResource.String(), klog.KRef(name.Namespace, name.Name).String())
 	t, err := p.resolveCustom(info)
@@ -94,10 +97,15 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 		Series:    t.series,
 		Resource:  t.info.GroupResource,
 		Namespace: t.objectNamespace(name.Namespace),
-		Names:     []string{name.Name},
 		Selector:  metricSel,
 	}
-	values, err := p.queryObjects(ctx, t, req, map[string]struct{}{name.Name: {}})
+	names := []string{name.Name}
+	if p.customQueries.enabled() {
+		req.AllObjects = true
+	} else {
+		req.Names = names
+	}
+	values, err := p.queryObjects(ctx, t, req, names, true)
 	if err != nil {
 		return nil, statusError(what, err)
 	}
@@ -109,15 +117,37 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 	return &values[0], nil
 }
 
-// GetMetricBySelector implements provider.CustomMetricsProvider with one query per request:
+// GetMetricBySelector implements provider.CustomMetricsProvider with at most one query per request:
 //   - the matching objects come from the resource's metadata informer (never a LIST), so
 //     series of objects that no longer exist are not served;
-//   - an empty selector queries every object of the resource in the namespace (AllObjects);
-//     otherwise, when the names' matcher fits rules.MaxNamesMatcherBytes they are queried by
-//     name, and when it does not the query matches every object; either way the result is
-//     filtered by the name set in memory. This keeps each request to one query of bounded size,
-//     trading a larger result for a very large selection.
+//   - while answers are shared (--metrics-query-cache-max-age), the query asks for every object
+//     of the resource in the namespace (AllObjects), so that every request for the namespace and
+//     metric shares it, whatever its selector;
+//   - otherwise an empty selector queries every object (AllObjects); when the names' matcher fits
+//     rules.MaxNamesMatcherBytes they are queried by name, and when it does not the query matches
+//     every object. This keeps each request to one query of bounded size, trading a larger
+//     result for a very large selection.
+//
+// Either way the result is filtered by the selected names in memory.
 func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSel labels.Selector) (*custom_metrics.MetricValueList, error) {
+	return p.metricBySelector(ctx, namespace, selector, info, metricSel, true)
+}
+
+// FreshReads is the Provider for an in-process reader that times its own reads (the
+// autoscaler): its GetMetricBySelector shares a query in flight but never reuses a finished
+// answer, and its answer serves later API requests.
+type FreshReads struct{ p *Provider }
+
+// FreshReads returns p's FreshReads view.
+func (p *Provider) FreshReads() FreshReads { return FreshReads{p: p} }
+
+// GetMetricBySelector is Provider.GetMetricBySelector without reuse of finished answers.
+func (f FreshReads) GetMetricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSel labels.Selector) (*custom_metrics.MetricValueList, error) {
+	return f.p.metricBySelector(ctx, namespace, selector, info, metricSel, false)
+}
+
+// metricBySelector serves GetMetricBySelector, reusing fresh shared answers if reuse is set.
+func (p *Provider) metricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSel labels.Selector, reuse bool) (*custom_metrics.MetricValueList, error) {
 	what := fmt.Sprintf("metric %s for %s matching %q in namespace %q", info.Metric, info.GroupResource.String(),
 		selectorOrEverything(selector).String(), namespace)
 	t, err := p.resolveCustom(info)
@@ -137,18 +167,14 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 	if len(names) == 0 {
 		return nil, provider.NewMetricNotFoundForSelectorError(t.info.GroupResource, info.Metric, "*", selectorOrEverything(selector))
 	}
-	keep := make(map[string]struct{}, len(names))
-	for _, n := range names {
-		keep[n] = struct{}{}
-	}
-	// Series of objects that are gone (a pod deleted within the rate window)
-	// are dropped by keep either way.
-	if (selector == nil || selector.Empty()) || rules.NamesMatcherBytes(names) > rules.MaxNamesMatcherBytes {
+	// Series of objects that are gone (a pod deleted within the rate window) are dropped by the
+	// name filter either way.
+	if p.customQueries.enabled() || selector == nil || selector.Empty() || rules.NamesMatcherBytes(names) > rules.MaxNamesMatcherBytes {
 		req.AllObjects = true
 	} else {
 		req.Names = names
 	}
-	values, err := p.queryObjects(ctx, t, req, keep)
+	values, err := p.queryObjects(ctx, t, req, names, reuse)
 	if err != nil {
 		return nil, statusError(what, err)
 	}

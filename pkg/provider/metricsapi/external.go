@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
@@ -19,7 +20,8 @@ func externalResource() schema.GroupResource {
 	return schema.GroupResource{Group: "external.metrics.k8s.io", Resource: "metrics"}
 }
 
-// GetExternalMetric implements provider.ExternalMetricsProvider with one query: the rule's
+// GetExternalMetric implements provider.ExternalMetricsProvider with one query (shared with
+// requests for the same query while answers are shared): the rule's
 // query on the request's namespace (when the rule is namespaced) and metric selector. One value
 // is returned per result sample; an unknown metric or a query without data (or only NaN/±Inf
 // samples) is a 404, like a custom metric without data.
@@ -33,7 +35,9 @@ func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metr
 	if err != nil {
 		return nil, statusError(what, err)
 	}
-	vec, err := p.prom.Query(ctx, q, time.Time{}) // zero: Prometheus's now
+	vec, err := p.externalQueries.get(ctx, q, true, func(ctx context.Context) (model.Vector, error) {
+		return p.prom.Query(ctx, q, time.Time{}) // zero: Prometheus's now
+	})
 	if err != nil {
 		return nil, statusError(what, err)
 	}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/component-base/metrics/testutil"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
 
@@ -54,6 +55,24 @@ func (f *fakeProm) Query(_ context.Context, q string, _ time.Time) (model.Vector
 		return nil, nil
 	}
 	return f.query(q)
+}
+
+func (f *fakeProm) QueryLabels(ctx context.Context, q string, at time.Time, labels []string) ([]prometheus.Sample, error) {
+	vec, err := f.Query(ctx, q, at)
+	return project(vec, labels), err
+}
+
+// project reduces a vector to the given labels, as prometheus.Client.QueryLabels does.
+func project(vec model.Vector, labels []string) []prometheus.Sample {
+	out := make([]prometheus.Sample, 0, len(vec))
+	for _, s := range vec {
+		vals := make([]string, len(labels))
+		for i, l := range labels {
+			vals[i] = string(s.Metric[model.LabelName(l)])
+		}
+		out = append(out, prometheus.Sample{Labels: vals, Value: float64(s.Value), Timestamp: s.Timestamp})
+	}
+	return out
 }
 
 // Series queries of the default rules.
@@ -120,6 +139,7 @@ func testProvider(t *testing.T, prom *fakeProm, rulesFile string, objs ...runtim
 		Clock:      testingclock.NewFakeClock(testNow),
 	}
 	cfg.RulesFile = rulesFile
+	cfg.QueryCacheMaxAge = 0 // one query per request; sharing has its own tests
 	p, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -133,7 +153,7 @@ func servingProvider(t *testing.T, prom *fakeProm, rulesFile string, objs ...run
 	p, _ := testProvider(t, prom, rulesFile, objs...)
 	p.refresh(t.Context())
 	p.objects.start(t.Context())
-	t.Cleanup(p.objects.informers.(metadatainformer.SharedInformerFactory).Shutdown)
+	t.Cleanup(stopInformers(p))
 	return p
 }
 
@@ -186,4 +206,9 @@ func counterValue(t *testing.T, c *metrics.CounterVec, lvs ...string) float64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// stopInformers returns a func that waits for the test provider's informers to stop.
+func stopInformers(p *Provider) func() {
+	return p.objects.informers.(metadatainformer.SharedInformerFactory).Shutdown
 }

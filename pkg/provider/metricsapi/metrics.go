@@ -23,12 +23,14 @@ type providerMetrics struct {
 	discovered        *metrics.GaugeVec
 	seriesFailures    *metrics.CounterVec
 	reloads           *metrics.CounterVec
+	queryRequests     *metrics.CounterVec
 }
 
 // newProviderMetrics creates the provider metrics and registers them on r:
 // podpilot_metrics_discovery_duration_seconds, podpilot_metrics_discovery_metrics{api},
-// podpilot_metrics_discovery_series_query_failures_total{rule} and
-// podpilot_metrics_discovery_rule_reloads_total{trigger,result}.
+// podpilot_metrics_discovery_series_query_failures_total{rule},
+// podpilot_metrics_discovery_rule_reloads_total{trigger,result} and
+// podpilot_metrics_query_requests_total{api,served_by}.
 func newProviderMetrics(r metrics.KubeRegistry) (*providerMetrics, error) {
 	m := &providerMetrics{
 		discoveryDuration: metrics.NewHistogram(&metrics.HistogramOpts{
@@ -60,8 +62,17 @@ func newProviderMetrics(r metrics.KubeRegistry) (*providerMetrics, error) {
 			Help:           "Rule file reloads by trigger (file_change, sighup) and result (success, failure).",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"trigger", "result"}),
+		queryRequests: metrics.NewCounterVec(&metrics.CounterOpts{
+			Namespace: "podpilot",
+			Subsystem: "metrics",
+			Name:      "query_requests_total",
+			Help: "Prometheus queries asked for by custom and external metrics requests, by API (custom, external) and by " +
+				"what answered them: prometheus (the request sent the query), in_flight (it shared the same query in flight) " +
+				"or cache (it reused an answer younger than --metrics-query-cache-max-age).",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"api", "served_by"}),
 	}
-	for _, c := range []metrics.Registerable{m.discoveryDuration, m.discovered, m.seriesFailures, m.reloads} {
+	for _, c := range []metrics.Registerable{m.discoveryDuration, m.discovered, m.seriesFailures, m.reloads, m.queryRequests} {
 		if err := r.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics provider metrics: %w", err)
 		}
@@ -74,4 +85,9 @@ func (m *providerMetrics) observeDiscovery(d time.Duration, custom, external int
 	m.discoveryDuration.Observe(d.Seconds())
 	m.discovered.WithLabelValues(apiCustom).Set(float64(custom))
 	m.discovered.WithLabelValues(apiExternal).Set(float64(external))
+}
+
+// queryCounter counts the queries of api by what served them.
+func (m *providerMetrics) queryCounter(api string) func(servedBy string) {
+	return func(servedBy string) { m.queryRequests.WithLabelValues(api, servedBy).Inc() }
 }

@@ -28,6 +28,10 @@ const (
 	// stays listed for up to this long after its last sample (its queries then return no data, a
 	// 404).
 	DefaultSeriesMaxAge = 10 * time.Minute
+	// DefaultQueryCacheMaxAge is how long a Prometheus answer is shared with later requests for
+	// the same query: a third of the common 15s scrape interval, so that stock HPAs syncing every
+	// 15s share about three queries per namespace and metric per round.
+	DefaultQueryCacheMaxAge = 5 * time.Second
 )
 
 // Options are the command-line options of the metrics provider.
@@ -38,15 +42,22 @@ type Options struct {
 	DiscoveryInterval time.Duration
 	// SeriesMaxAge is how far back each discovery pass looks for series.
 	SeriesMaxAge time.Duration
+	// QueryCacheMaxAge is how long an answer from Prometheus is shared with later requests for
+	// the same namespace and metric; 0 turns sharing off.
+	QueryCacheMaxAge time.Duration
 }
 
 // NewOptions returns Options with their defaults.
 func NewOptions() *Options {
-	return &Options{DiscoveryInterval: DefaultDiscoveryInterval, SeriesMaxAge: DefaultSeriesMaxAge}
+	return &Options{
+		DiscoveryInterval: DefaultDiscoveryInterval,
+		SeriesMaxAge:      DefaultSeriesMaxAge,
+		QueryCacheMaxAge:  DefaultQueryCacheMaxAge,
+	}
 }
 
 // AddFlags adds --config, --metrics-relist-interval and --metrics-max-age (prometheus-adapter's
-// names) to fs.
+// names) and --metrics-query-cache-max-age to fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.RulesFile, "config", o.RulesFile,
 		"Rule file in prometheus-adapter's format. Empty serves the built-in default rules. "+
@@ -55,6 +66,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How often series are rediscovered from Prometheus.")
 	fs.DurationVar(&o.SeriesMaxAge, "metrics-max-age", o.SeriesMaxAge,
 		"How far back discovery looks for series; at least --metrics-relist-interval.")
+	fs.DurationVar(&o.QueryCacheMaxAge, "metrics-query-cache-max-age", o.QueryCacheMaxAge,
+		"How long one Prometheus answer serves every custom or external metrics request for the same namespace and metric: "+
+			"concurrent requests share one query, and later ones reuse its answer until it is this old, so an answer is never "+
+			"more than this behind Prometheus. Keep it below the scrape interval. 0 sends one query per request.")
 }
 
 // Validate returns every problem with the options.
@@ -68,6 +83,9 @@ func (o *Options) Validate() []error {
 	} else if o.SeriesMaxAge < o.DiscoveryInterval {
 		errs = append(errs, fmt.Errorf("--metrics-max-age (%s) must be at least --metrics-relist-interval (%s), or series seen between passes are missed",
 			o.SeriesMaxAge, o.DiscoveryInterval))
+	}
+	if o.QueryCacheMaxAge < 0 {
+		errs = append(errs, fmt.Errorf("--metrics-query-cache-max-age must not be negative, got %s", o.QueryCacheMaxAge))
 	}
 	if o.RulesFile != "" {
 		if fi, err := os.Stat(o.RulesFile); err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/common/model"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/klog/v2"
@@ -32,6 +33,9 @@ type Provider struct {
 	interval time.Duration
 	clock    clock.WithTicker
 	reloadCh <-chan struct{}
+
+	customQueries   *sharedQueries[objectSamples]
+	externalQueries *sharedQueries[model.Vector]
 
 	// source, disc and rules are owned by the goroutine running Run.
 	source *ruleSource
@@ -76,6 +80,9 @@ func New(cfg Config) (*Provider, error) {
 		source:   source,
 		disc:     &discoverer{prom: cfg.Prometheus, mapper: cfg.Mapper, clock: clk, maxAge: cfg.SeriesMaxAge, metrics: m},
 		rules:    res.set,
+
+		customQueries:   newSharedQueries[objectSamples](clk, cfg.QueryCacheMaxAge, m.queryCounter(apiCustom)),
+		externalQueries: newSharedQueries[model.Vector](clk, cfg.QueryCacheMaxAge, m.queryCounter(apiExternal)),
 	}
 	p.snap.Store(emptySnapshot())
 	p.resource.Store(res.set.Resource)

@@ -2,8 +2,9 @@ package metricsapi
 
 import (
 	"math"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -11,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 	"k8s.io/metrics/pkg/apis/external_metrics"
+
+	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 )
 
 // maxMilliValue is the largest magnitude converted through int64 milli-units (far from
@@ -47,44 +50,59 @@ func metricSelector(sel labels.Selector) *metav1.LabelSelector {
 	return ls
 }
 
+// objectSamples are the samples of an object query, reduced to the object name (Labels[0]): at
+// most one per object, with a finite value (the first such, in answer order), sorted by name.
+// They may be shared among requests and must not be modified.
+type objectSamples []prometheus.Sample
+
+// newObjectSamples sorts and filters samples in place. Samples without the object label, with
+// NaN or ±Inf values (no data), or repeating an object already seen are dropped.
+func newObjectSamples(samples []prometheus.Sample) objectSamples {
+	slices.SortStableFunc(samples, func(a, b prometheus.Sample) int { return strings.Compare(a.Labels[0], b.Labels[0]) })
+	out := samples[:0]
+	for _, s := range samples {
+		name := s.Labels[0]
+		if name == "" || math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+			continue
+		}
+		if len(out) > 0 && out[len(out)-1].Labels[0] == name {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 // objectValues maps query results to the objects they describe.
 type objectValues struct {
 	// ref is the described object without its name.
 	ref custom_metrics.ObjectReference
 	// metric identifies the metric in every value.
 	metric custom_metrics.MetricIdentifier
-	// label carries the object name in each sample.
-	label model.LabelName
-	// keep, when set, holds the only names to return.
-	keep map[string]struct{}
 }
 
-// values returns one value per object, sorted by name, with each sample's own timestamp.
-// Samples without the object label, for objects not kept, with NaN or ±Inf values, or repeating
-// an object already seen are dropped.
-func (o *objectValues) values(vec model.Vector) []custom_metrics.MetricValue {
-	out := make([]custom_metrics.MetricValue, 0, len(vec))
-	seen := make(map[string]struct{}, len(vec))
-	for _, s := range vec {
-		name := string(s.Metric[o.label])
-		if name == "" {
+// values returns one value per object of names (sorted) that has a sample, sorted by name, with
+// each sample's own timestamp.
+func (o *objectValues) values(samples objectSamples, names []string) []custom_metrics.MetricValue {
+	out := make([]custom_metrics.MetricValue, 0, min(len(samples), len(names)))
+	i, j := 0, 0
+	for i < len(samples) && j < len(names) {
+		switch c := strings.Compare(samples[i].Labels[0], names[j]); {
+		case c < 0:
+			i++
+			continue
+		case c > 0:
+			j++
 			continue
 		}
-		if _, dup := seen[name]; dup {
-			continue
-		}
-		if o.keep != nil {
-			if _, ok := o.keep[name]; !ok {
-				continue
-			}
-		}
-		q, ok := quantity(float64(s.Value))
+		s := samples[i]
+		i, j = i+1, j+1
+		q, ok := quantity(s.Value)
 		if !ok {
 			continue
 		}
-		seen[name] = struct{}{}
 		ref := o.ref
-		ref.Name = name
+		ref.Name = s.Labels[0]
 		out = append(out, custom_metrics.MetricValue{
 			DescribedObject: ref,
 			Metric:          o.metric,
@@ -92,7 +110,6 @@ func (o *objectValues) values(vec model.Vector) []custom_metrics.MetricValue {
 			Value:           q,
 		})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].DescribedObject.Name < out[j].DescribedObject.Name })
 	return out
 }
 

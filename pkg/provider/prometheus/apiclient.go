@@ -3,75 +3,130 @@ package prometheus
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 )
 
 // maxDetailLen bounds how much of an unexpected response body an error repeats.
 const maxDetailLen = 256
 
-// statusClient sits between client_golang's v1 API and its HTTP client. It
-//   - turns the v1 API's form POSTs into GETs when the method is GET: the v1
-//     API always POSTs first and falls back to GET only on 403, 405 or 501;
-//   - turns answers that are not Prometheus API errors (anything but 2xx, 400
-//     and 422) into a statusError that keeps the HTTP status code, which the v1
-//     API would otherwise reduce to "client error"/"server error".
-type statusClient struct {
-	next api.Client
+// maxErrorBody bounds how much of an answer that is not a Prometheus API answer is read.
+const maxErrorBody = 4 << 10
+
+// transport sends Prometheus API calls through the configured HTTP client (TLS, auth, headers)
+// and hands the caller the response body as a stream, which client_golang's v1 API would read
+// whole and decode twice. api.Client builds the endpoint URLs, path prefix included.
+type transport struct {
+	api  api.Client
+	http *http.Client
 	get  bool
+	bufs sync.Pool // *[]byte scanner buffers
 }
 
-var _ api.Client = (*statusClient)(nil)
-
-// URL implements api.Client.
-func (c *statusClient) URL(ep string, args map[string]string) *url.URL {
-	return c.next.URL(ep, args)
-}
-
-// Do implements api.Client.
-func (c *statusClient) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
-	if c.get && req.Method == http.MethodPost {
-		get, err := formToGET(ctx, req)
+// do sends a call to endpoint ep and returns a response whose body is a Prometheus API answer:
+// success, or a Prometheus API error (HTTP 400 or 422). Any other status becomes a
+// *statusError. A POST answered with 403, 405 or 501 is sent again as a GET, as client_golang's
+// v1 API does.
+func (t *transport) do(ctx context.Context, ep string, args url.Values) (*http.Response, error) {
+	u := t.api.URL(ep, nil)
+	form := args.Encode()
+	if !t.get {
+		resp, err := t.send(ctx, http.MethodPost, u, form)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		req = get
+		switch resp.StatusCode {
+		case http.StatusForbidden, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+			discard(resp)
+		default:
+			return checkStatus(resp)
+		}
 	}
-	resp, body, err := c.next.Do(ctx, req)
-	if err != nil || isAPIStatus(resp.StatusCode) {
-		return resp, body, err
+	resp, err := t.send(ctx, http.MethodGet, u, form)
+	if err != nil {
+		return nil, err
 	}
-	serr := &statusError{code: resp.StatusCode, detail: detail(body)}
-	if req.Method == http.MethodPost {
-		// Hand the response on so that the v1 API can still fall back to GET
-		// on 403, 405 or 501; it keeps serr for every other status.
-		return resp, nil, serr
-	}
-	return nil, nil, serr
+	return checkStatus(resp)
 }
 
-// formToGET moves the form body of a POST into the query string of a GET.
-func formToGET(ctx context.Context, req *http.Request) (*http.Request, error) {
-	form, err := io.ReadAll(req.Body)
+// send sends one request: the form in the body of a POST, in the URL of a GET.
+func (t *transport) send(ctx context.Context, method string, u *url.URL, form string) (*http.Response, error) {
+	var body io.Reader
+	if method == http.MethodGet {
+		get := *u
+		get.RawQuery = form
+		u = &get
+	} else {
+		body = strings.NewReader(form)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
-		return nil, fmt.Errorf("read form of %s request: %w", req.URL.Path, err)
+		return nil, fmt.Errorf("build %s request for %s: %w", method, u.Path, err)
 	}
-	if err := req.Body.Close(); err != nil {
-		return nil, fmt.Errorf("close form of %s request: %w", req.URL.Path, err)
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header["Idempotency-Key"] = nil // lets the transport retry on a broken connection
 	}
-	u := *req.URL
-	u.RawQuery = string(form)
-	get, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("build GET request for %s: %w", req.URL.Path, err)
-	}
-	return get, nil
+	return t.http.Do(req) //nolint:bodyclose // closed by the caller, or by checkStatus/discard
 }
+
+// checkStatus passes on a response the caller can decode and turns any other into a
+// *statusError, closing its body.
+func checkStatus(resp *http.Response) (*http.Response, error) {
+	if isAPIStatus(resp.StatusCode) {
+		return resp, nil
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	_ = resp.Body.Close()
+	return nil, &statusError{code: resp.StatusCode, detail: detail(body)}
+}
+
+// discard drains (a bounded part of) and closes a body, so that the connection can be reused.
+func discard(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	_ = resp.Body.Close()
+}
+
+// decode reads the answer of resp with data decoding its "data" value, closes the body and
+// returns the envelope (warnings and infos) and the error the answer stands for.
+func (t *transport) decode(ctx context.Context, resp *http.Response, data func(*scanner) error) (envelope, error) {
+	defer discard(resp)
+	bp, _ := t.bufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	s := newScanner(resp.Body, *bp)
+	env, err := decodeEnvelope(s, func() error { return data(s) })
+	if len(s.buf) <= maxPooledBuffer {
+		*bp = s.buf
+		t.bufs.Put(bp)
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return env, fmt.Errorf("%w: %w", ctx.Err(), err)
+	case err != nil && errors.Is(err, errSyntax):
+		if !isSuccess(resp.StatusCode) {
+			return env, &v1.Error{Type: v1.ErrClient, Msg: fmt.Sprintf("client error: %d", resp.StatusCode), Detail: err.Error()}
+		}
+		return env, &v1.Error{Type: v1.ErrBadResponse, Msg: err.Error()}
+	case err != nil:
+		return env, err
+	}
+	return env, env.apiError(resp.StatusCode)
+}
+
+// maxPooledBuffer is the largest scanner buffer kept for reuse.
+const maxPooledBuffer = 1 << 20
+
+func isSuccess(code int) bool { return code/100 == 2 }
 
 // isAPIStatus reports whether the v1 API can read a status itself: success, or
 // a Prometheus API error with its JSON body.

@@ -2,28 +2,34 @@ package prometheus
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
-	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
 
-// Client is what podpilot needs from Prometheus.
+// Client is what podpilot needs from Prometheus. Answers are decoded as they stream in,
+// keeping only what each method returns.
 type Client interface {
 	// Query evaluates an instant query at the given time; a zero time means
 	// Prometheus's now. A scalar result comes back as a one-sample vector
 	// without labels; any other non-vector result is an ErrBadQuery.
 	Query(ctx context.Context, query string, at time.Time) (model.Vector, error)
-	// Series returns the label sets of the series that match any of the
-	// matchers between start and end; zero times leave that bound open.
+	// QueryLabels is Query for callers that need only some labels of each sample: every
+	// Sample holds the values of labels, in that order, and nothing else.
+	QueryLabels(ctx context.Context, query string, at time.Time, labels []string) ([]Sample, error)
+	// Series returns one label set per distinct series shape (metric name and set of label
+	// names) among the series that match any of the matchers between start and end, with the
+	// label values of the first such series; zero times leave that bound open. What it holds
+	// grows with the distinct shapes, not with the series.
 	Series(ctx context.Context, matchers []string, start, end time.Time) ([]model.LabelSet, error)
 }
 
@@ -49,10 +55,10 @@ const (
 )
 
 type client struct {
-	api     v1.API
-	timeout time.Duration
-	clock   clock.PassiveClock
-	metrics *Metrics
+	transport *transport
+	timeout   time.Duration
+	clock     clock.PassiveClock
+	metrics   *Metrics
 }
 
 var _ Client = (*client)(nil)
@@ -78,80 +84,111 @@ func New(cfg *Config, m *Metrics) (Client, error) {
 		clk = clock.RealClock{}
 	}
 	return &client{
-		api:     v1.NewAPI(&statusClient{next: apiClient, get: cfg.Method == http.MethodGet}),
-		timeout: cfg.Timeout,
-		clock:   clk,
-		metrics: m,
+		transport: &transport{api: apiClient, http: httpClient, get: cfg.Method == http.MethodGet},
+		timeout:   cfg.Timeout,
+		clock:     clk,
+		metrics:   m,
 	}, nil
 }
 
 // Query implements Client.
 func (c *client) Query(ctx context.Context, query string, at time.Time) (model.Vector, error) {
-	var vec model.Vector
-	err := c.call(ctx, opQuery, query, func(ctx context.Context) (v1.Warnings, v1.Infos, error) {
-		val, warnings, infos, err := c.api.Query(ctx, query, at, v1.WithTimeout(c.timeout))
-		if err == nil {
-			vec, err = toVector(val)
+	sink := &vectorSink{}
+	if err := c.query(ctx, query, at, sink); err != nil {
+		return nil, err
+	}
+	return sink.vector(), nil
+}
+
+// QueryLabels implements Client.
+func (c *client) QueryLabels(ctx context.Context, query string, at time.Time, labels []string) ([]Sample, error) {
+	sink := newLabelSink(labels)
+	if err := c.query(ctx, query, at, sink); err != nil {
+		return nil, err
+	}
+	return sink.out, nil
+}
+
+// query runs an instant query, decoding its samples into sink.
+func (c *client) query(ctx context.Context, query string, at time.Time, sink sampleSink) error {
+	return c.call(ctx, opQuery, query, func(ctx context.Context) (envelope, error) {
+		args := url.Values{"query": {query}, "timeout": {c.timeout.String()}}
+		if !at.IsZero() {
+			args.Set("time", formatTime(at))
 		}
-		return warnings, infos, err
+		resp, err := c.transport.do(ctx, "/api/v1/query", args)
+		if err != nil {
+			return envelope{}, err
+		}
+		var resultType string
+		env, err := c.transport.decode(ctx, resp, func(s *scanner) error {
+			var err error
+			resultType, err = queryData(s, sink)
+			return err
+		})
+		if err == nil {
+			err = resultError(resultType)
+		}
+		return env, err
 	})
-	return vec, err
 }
 
 // Series implements Client.
 func (c *client) Series(ctx context.Context, matchers []string, start, end time.Time) ([]model.LabelSet, error) {
-	var sets []model.LabelSet
-	err := c.call(ctx, opSeries, strings.Join(matchers, ", "), func(ctx context.Context) (v1.Warnings, v1.Infos, error) {
+	shapes := &shapeSet{}
+	err := c.call(ctx, opSeries, strings.Join(matchers, ", "), func(ctx context.Context) (envelope, error) {
 		if len(matchers) == 0 {
-			return nil, nil, fmt.Errorf("%w: no series matchers", ErrBadQuery)
+			return envelope{}, fmt.Errorf("%w: no series matchers", ErrBadQuery)
 		}
-		var (
-			warnings v1.Warnings
-			infos    v1.Infos
-			err      error
-		)
-		sets, warnings, infos, err = c.api.Series(ctx, matchers, start, end)
-		return warnings, infos, err
+		args := url.Values{"match[]": matchers}
+		if !start.IsZero() {
+			args.Set("start", formatTime(start))
+		}
+		if !end.IsZero() {
+			args.Set("end", formatTime(end))
+		}
+		resp, err := c.transport.do(ctx, "/api/v1/series", args)
+		if err != nil {
+			return envelope{}, err
+		}
+		return c.transport.decode(ctx, resp, func(s *scanner) error {
+			return s.array(func() error { return shapes.series(s) })
+		})
 	})
-	return sets, err
+	if err != nil {
+		return nil, err
+	}
+	return shapes.out, nil
+}
+
+// formatTime writes t as Unix seconds, as client_golang does.
+func formatTime(t time.Time) string {
+	return strconv.FormatFloat(float64(t.Unix())+float64(t.Nanosecond())/1e9, 'f', -1, 64)
 }
 
 // call runs fn under the timeout, logs what Prometheus noted about the
 // query, records metrics and wraps any error with op, subject and a sentinel.
-func (c *client) call(ctx context.Context, op, subject string, fn func(context.Context) (v1.Warnings, v1.Infos, error)) error {
+func (c *client) call(ctx context.Context, op, subject string, fn func(context.Context) (envelope, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	start := c.clock.Now()
-	warnings, infos, err := fn(ctx)
-	logAnnotations(ctx, op, subject, warnings, infos)
+	env, err := fn(ctx)
+	logAnnotations(ctx, op, subject, env.warnings, env.infos)
 	outcome, err := classify(op, subject, err)
 	c.metrics.observe(op, outcome, c.clock.Since(start))
 	return err
 }
 
 // logAnnotations logs Prometheus warnings at V(2) and infos at V(4).
-func logAnnotations(ctx context.Context, op, subject string, warnings v1.Warnings, infos v1.Infos) {
+func logAnnotations(ctx context.Context, op, subject string, warnings, infos []string) {
 	if len(warnings) == 0 && len(infos) == 0 {
 		return
 	}
 	logger := klog.FromContext(ctx)
 	if len(warnings) > 0 {
-		logger.V(2).Info("Prometheus returned warnings", "operation", op, "query", truncate(subject), "warnings", []string(warnings))
+		logger.V(2).Info("Prometheus returned warnings", "operation", op, "query", truncate(subject), "warnings", warnings)
 	}
 	if len(infos) > 0 {
-		logger.V(4).Info("Prometheus returned infos", "operation", op, "query", truncate(subject), "infos", []string(infos))
+		logger.V(4).Info("Prometheus returned infos", "operation", op, "query", truncate(subject), "infos", infos)
 	}
-}
-
-// toVector accepts vector and scalar results.
-func toVector(val model.Value) (model.Vector, error) {
-	switch v := val.(type) {
-	case model.Vector:
-		return v, nil
-	case *model.Scalar:
-		return model.Vector{{Metric: model.Metric{}, Value: v.Value, Timestamp: v.Timestamp}}, nil
-	case nil:
-		return nil, errors.New("empty result")
-	}
-	return nil, fmt.Errorf("%w: result type %s, want vector or scalar", ErrBadQuery, val.Type())
 }

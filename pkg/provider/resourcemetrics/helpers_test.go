@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
 
@@ -89,6 +90,10 @@ func (f *fakeProm) Query(_ context.Context, q string, _ time.Time) (model.Vector
 
 func (f *fakeProm) Series(context.Context, []string, time.Time, time.Time) ([]model.LabelSet, error) {
 	return nil, errors.New("unexpected series call")
+}
+
+func (f *fakeProm) QueryLabels(context.Context, string, time.Time, []string) ([]prometheus.Sample, error) {
+	return nil, errors.New("unexpected QueryLabels call")
 }
 
 func sample(v float64, ts time.Time, kv ...string) *model.Sample {
