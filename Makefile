@@ -29,7 +29,7 @@ version: ## Print the version make build stamps into bin/podpilot.
 	@echo $(VERSION)
 
 .PHONY: tools
-tools: ## Build etcd, kube-apiserver, kube-controller-manager and kwok (cached) and install Prometheus.
+tools: ## Build etcd, kube-apiserver, kube-controller-manager, kwok and helm (cached) and install Prometheus.
 	hack/build-tools.sh
 	hack/install-prometheus.sh
 

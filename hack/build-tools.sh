@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver, kube-controller-manager and kwok from the
+# Builds etcd, kube-apiserver, kube-controller-manager, kwok and helm from the
 # modules pinned in hack/tools into a per-user cache (see hack/lib.sh), and
 # skips every binary that is already there. `build-tools.sh lint` builds only
 # the linters (golangci-lint, logcheck). A cold build takes ~10 minutes on
@@ -32,6 +32,7 @@ main() {
   local kubever="-X $kv.gitVersion=$KUBE_VERSION -X $kv.gitMajor=1 -X $kv.gitMinor=$minor"
   build "$ETCD" "$PODPILOT_ROOT/hack/tools" go.etcd.io/etcd/server/v3
   build "$KWOK" "$PODPILOT_ROOT/hack/tools/kwok" sigs.k8s.io/kwok/cmd/kwok
+  build "$HELM" "$PODPILOT_ROOT/hack/tools/helm" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
   build "$KUBE_APISERVER" "$PODPILOT_ROOT/hack/tools" k8s.io/kubernetes/cmd/kube-apiserver "$kubever"
   build "$KUBE_CONTROLLER_MANAGER" "$PODPILOT_ROOT/hack/tools" k8s.io/kubernetes/cmd/kube-controller-manager "$kubever"
 }

@@ -14,6 +14,7 @@ ETCD_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/go.mod" go.etcd.io/etcd/server/
 KWOK_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/kwok/go.mod" sigs.k8s.io/kwok)
 GOLANGCI_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/golangci/go.mod" github.com/golangci/golangci-lint/v2)
 LOGTOOLS_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/logcheck/go.mod" sigs.k8s.io/logtools)
+HELM_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/helm/go.mod" helm.sh/helm/v3)
 GO_MINOR=$(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/go\1/')
 
 # Binaries live outside the clone, keyed by tool version and Go minor version,
@@ -24,6 +25,7 @@ ETCD=$TOOLS_CACHE/etcd-$ETCD_VERSION-$GO_MINOR/etcd
 KWOK=$TOOLS_CACHE/kwok-$KWOK_VERSION-$GO_MINOR/kwok
 GOLANGCI_LINT=$TOOLS_CACHE/golangci-lint-$GOLANGCI_VERSION-$GO_MINOR/golangci-lint
 LOGCHECK=$TOOLS_CACHE/logcheck-$LOGTOOLS_VERSION-$GO_MINOR/logcheck
+HELM=$TOOLS_CACHE/helm-$HELM_VERSION-$GO_MINOR/helm
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }

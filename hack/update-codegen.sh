@@ -38,6 +38,9 @@ rm -f manifests/crd/*_*.yaml
   crd:crdVersions=v1 \
   output:crd:artifacts:config=manifests/crd \
   paths=./pkg/apis/...
+# The Helm chart renders the same CRD (charts/podpilot/templates/crd.yaml).
+rm -f charts/podpilot/files/crds/*_*.yaml
+cp manifests/crd/*_*.yaml charts/podpilot/files/crds/
 
 log "clientset, listers and informers (code-generator)"
 rm -rf pkg/generated

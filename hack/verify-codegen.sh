@@ -10,6 +10,7 @@ GENERATED=(
   pkg/apis/autoscaling/v1alpha1/zz_generated.deepcopy.go
   pkg/generated
   manifests/crd
+  charts/podpilot/files/crds
 )
 
 SCRATCH=$(mktemp -d)

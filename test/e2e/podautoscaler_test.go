@@ -246,3 +246,46 @@ func restartSharedPodpilot(ctx context.Context, t *testing.T) {
 	}
 	t.Logf("podpilot restarted (log %s)", metricsServer.LogPath)
 }
+
+// TestPodAutoscalerLeavesItsStatusAloneWhileNothingChanges: at a steady
+// load a round changes nothing a reader can see (the same replicas,
+// conditions, metric values and recommendation), so after the first rounds
+// the status, and with it the object's resourceVersion, stays as written
+// over many 2s sync periods, and the target's scale is never written.
+func TestPodAutoscalerLeavesItsStatusAloneWhileNothingChanges(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	ns := cluster.CreateNamespace(ctx, t, "ppa-steady")
+	startWorkload(ctx, t, ns, "vg1-vanguard", 2)
+	load := cluster.NewLoad(ctx, serveExporter(t), ns, "vg1-vanguard", "zdns_vanguard_qps", false)
+	t.Cleanup(load.Stop)
+	load.Set(3000) // 1500 per pod against 2000: 2 replicas, outside the tolerance but proposing no change
+	applyPodAutoscaler(ctx, t, ns, podAutoscalerYAML("steady", "deployment", "vg1-vanguard", 1, 5, "zdns_vanguard_qps", "2000", ""))
+	framework.WaitFor(ctx, t, time.Minute, "PodAutoscaler steady shows 1500/2k", func(ctx context.Context) (bool, string, error) {
+		pa, err := getPodAutoscaler(ctx, t, ns, "steady")
+		if err != nil {
+			return false, "", err
+		}
+		return pa.Status.Targets == "1500/2k" && meta.IsStatusConditionTrue(pa.Status.Conditions, "ScalingActive"), describeConditions(pa), nil
+	})
+	first, err := getPodAutoscaler(ctx, t, ns, "steady")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(12 * time.Second)
+	for time.Now().Before(deadline) {
+		pa, err := getPodAutoscaler(ctx, t, ns, "steady")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pa.ResourceVersion != first.ResourceVersion {
+			t.Fatalf("status rewritten at a steady load:\nbefore %+v\nafter  %+v", first.Status, pa.Status)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	cluster.HoldReplicas(ctx, t, time.Second, "Deployment", ns, "vg1-vanguard", 2)
+}

@@ -17,7 +17,9 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/util/flowcontrol"
 	componentbaseconfig "k8s.io/component-base/config"
+	compbasemetrics "k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
@@ -61,19 +63,46 @@ type autoscaler struct {
 	synced      atomic.Bool
 }
 
+// clientsConfig returns cfg with its own rate limiter, so that the client built from it draws on
+// a budget of its own; qps < 0 means no client-side limit.
+func clientsConfig(cfg *rest.Config, qps float32, burst int) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.QPS, c.Burst, c.RateLimiter = qps, burst, nil
+	if qps > 0 {
+		c.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
+	}
+	return c
+}
+
 // newAutoscaler builds the controller on the same custom metrics provider as
-// the API server, so custom metrics never leave the process, and on the
-// shared typed informer factory kubeInf.
-func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource, kubeInf kubeinformers.SharedInformerFactory) (*autoscaler, error) {
-	kube, err := kubernetes.NewForConfig(cfg)
+// the API server, so custom metrics never leave the process. Each kind of
+// call has a budget of its own, sized by --kube-api-qps and --kube-api-burst:
+// scale writes (decisions come first), status writes (the controller's
+// StatusLimiter, which defers cosmetic writes), events, and the reads
+// (the lease, metrics.k8s.io). Its own metrics go to registry. Its pod,
+// deployment and statefulset informers come from the shared typed factory
+// kubeInf, which Run builds once for both halves.
+func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource, registry compbasemetrics.KubeRegistry,
+	kubeInf kubeinformers.SharedInformerFactory) (*autoscaler, error) {
+	qps, burst := o.Autoscaler.KubeAPIQPS, o.Autoscaler.KubeAPIBurst
+	readCfg := clientsConfig(cfg, qps, burst)
+	kube, err := kubernetes.NewForConfig(readCfg)
 	if err != nil {
 		return nil, fmt.Errorf("build kubernetes client: %w", err)
 	}
-	pp, err := versioned.NewForConfig(cfg)
+	scaleClient, err := kubernetes.NewForConfig(clientsConfig(cfg, qps, burst))
+	if err != nil {
+		return nil, fmt.Errorf("build scale client: %w", err)
+	}
+	eventClient, err := kubernetes.NewForConfig(clientsConfig(cfg, qps, burst))
+	if err != nil {
+		return nil, fmt.Errorf("build event client: %w", err)
+	}
+	pp, err := versioned.NewForConfig(clientsConfig(cfg, -1, 0))
 	if err != nil {
 		return nil, fmt.Errorf("build podpilot client: %w", err)
 	}
-	mc, err := metricsclient.NewForConfig(cfg)
+	mc, err := metricsclient.NewForConfig(readCfg)
 	if err != nil {
 		return nil, fmt.Errorf("build metrics.k8s.io client: %w", err)
 	}
@@ -81,17 +110,22 @@ func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource, ku
 		kube:        kube,
 		kubeInf:     kubeInf,
 		podpilotInf: externalversions.NewSharedInformerFactory(pp, 0),
-		broadcaster: events.NewBroadcaster(&events.EventSinkImpl{Interface: kube.EventsV1()}),
+		broadcaster: events.NewBroadcaster(&events.EventSinkImpl{Interface: eventClient.EventsV1()}),
 		election:    o.LeaderElection,
 	}
 	rec, err := controller.NewRecorder(a.broadcaster)
 	if err != nil {
 		return nil, fmt.Errorf("build event recorder: %w", err)
 	}
+	m, err := controller.NewMetrics(registry)
+	if err != nil {
+		return nil, err
+	}
 	a.ctrl, err = controller.New(controller.Config{
-		KubeClient: kube, PodpilotClient: pp, KubeInformers: a.kubeInf, PodpilotInformers: a.podpilotInf,
+		KubeClient: scaleClient, PodpilotClient: pp, StatusLimiter: flowcontrol.NewTokenBucketRateLimiter(qps, burst),
+		KubeInformers: a.kubeInf, PodpilotInformers: a.podpilotInf,
 		CustomSource: custom, ResourceSource: metrics.NewMetricsAPISource(mc), Recorder: rec,
-		Options: *o.Autoscaler,
+		Options: *o.Autoscaler, Metrics: m,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build autoscaler: %w", err)

@@ -8,6 +8,7 @@ import (
 	promclient "github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	apimetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	"k8s.io/apiserver/pkg/server"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/metrics"
@@ -74,8 +75,10 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 	}
 	o.Adapter.WithCustomMetrics(provider)
 	o.Adapter.WithExternalMetrics(provider)
-	// podpilot serves /metrics itself, from the apiserver's and its own registry.
+	// podpilot serves /metrics itself, from the apiserver's and its own registry;
+	// the apiserver's request metrics (apiserver_request_*) are registered here.
 	o.Adapter.EnableMetrics = false
+	apimetrics.Register()
 	srv, err := o.Adapter.Server()
 	if err != nil {
 		return fmt.Errorf("build API server: %w", err)
@@ -99,7 +102,7 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 		parts:  []func(context.Context) error{provider.Run},
 	}
 	if o.Autoscaler.Enabled {
-		scaler, err := newAutoscaler(o, restCfg, provider.FreshReads(), cache.kube)
+		scaler, err := newAutoscaler(o, restCfg, provider.FreshReads(), registry, cache.kube)
 		if err != nil {
 			return err
 		}

@@ -20,6 +20,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -46,10 +47,16 @@ var (
 // requests the informers it needs, and the caller starts the factories (before or after Run, on
 // every replica so that readiness can wait for them) and stops them after Run returns.
 type Config struct {
-	// KubeClient writes the scale subresource of the targets.
+	// KubeClient writes the scale subresource of the targets; give it a rate limiter of its own,
+	// so that decisions never wait behind other calls.
 	KubeClient kubernetes.Interface
-	// PodpilotClient writes the PodAutoscalers' status.
+	// PodpilotClient writes the PodAutoscalers' status. Leave its own rate limiting off and set
+	// StatusLimiter instead.
 	PodpilotClient versioned.Interface
+	// StatusLimiter is the budget of status writes; nil means unlimited. A write that records a
+	// rescale, a new recommendation or a new generation waits for it; any other is deferred to the
+	// next round when the budget is spent.
+	StatusLimiter flowcontrol.RateLimiter
 	// KubeInformers provides the Pod, Deployment and StatefulSet informers.
 	KubeInformers kubeinformers.SharedInformerFactory
 	// PodpilotInformers provides the PodAutoscaler informer.
@@ -66,6 +73,8 @@ type Config struct {
 	Clock clock.WithTicker
 	// Options are the autoscaler's settings; they must be valid.
 	Options Options
+	// Metrics records the autoscaler's own metrics (see NewMetrics); nil records none.
+	Metrics *Metrics
 }
 
 // Controller syncs every PodAutoscaler each sync period. It keeps no per-PodAutoscaler state:
@@ -73,14 +82,17 @@ type Config struct {
 type Controller struct {
 	kube     kubernetes.Interface
 	podpilot versioned.Interface
+	statusRL flowcontrol.RateLimiter
 	recorder events.EventRecorder
 	clock    clock.WithTicker
 	opts     Options
 	fetcher  *metrics.Fetcher
+	metrics  *Metrics
 
 	paInformer        cache.SharedIndexInformer
 	paLister          podpilotlisters.PodAutoscalerLister
 	podLister         corelisters.PodLister
+	podIndexer        cache.Indexer
 	deploymentLister  appslisters.DeploymentLister
 	statefulSetLister appslisters.StatefulSetLister
 	synced            []cache.InformerSynced
@@ -103,7 +115,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	fetcher, err := metrics.NewFetcher(metrics.FetcherConfig{
 		Custom: cfg.CustomSource, Resource: cfg.ResourceSource, Clock: cfg.Clock,
-		Freshness: cfg.Options.SyncPeriod / 2, Timeout: cfg.Options.SyncPeriod,
+		Freshness: cfg.Options.SyncPeriod / 2, Timeout: cfg.Options.SyncPeriod, Counter: cfg.Metrics.counter(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build metrics fetcher: %w", err)
@@ -112,14 +124,21 @@ func New(cfg Config) (*Controller, error) {
 	pods := cfg.KubeInformers.Core().V1().Pods()
 	deployments := cfg.KubeInformers.Apps().V1().Deployments()
 	statefulSets := cfg.KubeInformers.Apps().V1().StatefulSets()
-	return &Controller{
-		kube: cfg.KubeClient, podpilot: cfg.PodpilotClient, recorder: cfg.Recorder, clock: cfg.Clock,
-		opts: cfg.Options, fetcher: fetcher,
-		paInformer: pas.Informer(), paLister: pas.Lister(), podLister: pods.Lister(),
+	if err := addPodLabelIndex(pods.Informer()); err != nil {
+		return nil, fmt.Errorf("index pods by label: %w", err)
+	}
+	c := &Controller{
+		kube: cfg.KubeClient, podpilot: cfg.PodpilotClient, statusRL: cfg.StatusLimiter, recorder: cfg.Recorder, clock: cfg.Clock,
+		opts: cfg.Options, fetcher: fetcher, metrics: cfg.Metrics,
+		paInformer: pas.Informer(), paLister: pas.Lister(), podLister: pods.Lister(), podIndexer: pods.Informer().GetIndexer(),
 		deploymentLister: deployments.Lister(), statefulSetLister: statefulSets.Lister(),
 		synced: []cache.InformerSynced{pas.Informer().HasSynced, pods.Informer().HasSynced,
 			deployments.Informer().HasSynced, statefulSets.Informer().HasSynced},
-	}, nil
+	}
+	if err := cfg.Metrics.watch(c.paLister, c.running.Load, cfg.Options); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Run syncs PodAutoscalers with the configured workers until ctx is done, then shuts its queue
@@ -205,9 +224,16 @@ func (c *Controller) processNext(ctx context.Context, queue workqueue.TypedRateL
 	}
 	defer queue.Done(key)
 	c.active.Add(1)
+	c.metrics.syncStarted(c.clock.Now(), queue.Len())
 	err := c.sync(ctx, key)
+	c.metrics.syncDone(c.clock.Now(), queue.Len())
 	c.active.Add(-1)
 	c.tick()
+	if errors.Is(err, errStaleTarget) {
+		klog.FromContext(ctx).V(2).Info("Scale target changed since the cache was read, retrying", "podAutoscaler", klog.KRef(key.Namespace, key.Name), "err", err)
+		queue.AddRateLimited(key)
+		return true
+	}
 	if err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Syncing PodAutoscaler failed, requeuing", "podAutoscaler", klog.KRef(key.Namespace, key.Name))
 		queue.AddRateLimited(key)

@@ -16,20 +16,24 @@ import (
 
 // metricsOf returns pa's metrics, custom ones first, each with this round's samples or the
 // error that kept them from being read; an error never becomes a zero sample.
-func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler) []decision.Metric {
+func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, rec *reconcile) []decision.Metric {
 	out := make([]decision.Metric, 0, len(pa.Spec.CustomMetrics)+len(pa.Spec.ResourceMetrics))
 	for _, m := range pa.Spec.CustomMetrics {
+		start := c.clock.Now()
 		dm := decision.Metric{Kind: decision.PodsMetric, Name: m.MetricName, Target: customTarget(m)}
 		sel, err := metricSelector(m.Selector)
 		if err == nil {
 			dm.Samples, err = c.fetcher.PodMetric(ctx, pa.Namespace, m.MetricName, sel)
 		}
 		dm.FetchErr = err
+		rec.fetched(start)
 		out = append(out, dm)
 	}
 	for _, m := range pa.Spec.ResourceMetrics {
+		start := c.clock.Now()
 		dm := decision.Metric{Kind: decision.ResourceMetric, Name: string(m.ResourceName), Target: resourceTarget(m)}
 		dm.Samples, dm.FetchErr = c.fetcher.ResourceMetric(ctx, pa.Namespace, m.ResourceName)
+		rec.fetched(start)
 		out = append(out, dm)
 	}
 	return out
@@ -126,18 +130,23 @@ func eventsOf(in []podpilotv1alpha1.ScaleEvent) []normalize.ScaleEvent {
 	return out
 }
 
-// persistHistory writes h into status: runs of equal consecutive recommendations keep only the
-// newest (a stabilization window sees a run exactly when it sees its newest entry), and each
-// list keeps its newest entries within the CRD bounds.
+// persistHistory writes h into status, each list keeping its newest entries within the CRD bounds.
+// Recommendations are runs (see normalize.History); status keeps whole seconds, so an ended run's
+// time is rounded up (a window then holds it a little longer, never shorter) and the ongoing run's
+// start down.
 func persistHistory(s *podpilotv1alpha1.PodAutoscalerStatus, h normalize.History) {
-	var recs []podpilotv1alpha1.Recommendation
+	recs := make([]podpilotv1alpha1.Recommendation, 0, len(h.Recommendations))
 	for i, r := range h.Recommendations {
-		if i+1 < len(h.Recommendations) && h.Recommendations[i+1].Replicas == r.Replicas {
-			continue
+		t := r.Time.Truncate(time.Second)
+		if i < len(h.Recommendations)-1 && !t.Equal(r.Time) {
+			t = t.Add(time.Second)
 		}
-		recs = append(recs, podpilotv1alpha1.Recommendation{Replicas: r.Replicas, Timestamp: metav1.NewTime(r.Time)})
+		recs = append(recs, podpilotv1alpha1.Recommendation{Replicas: r.Replicas, Timestamp: metav1.NewTime(t)})
 	}
 	s.Recommendations = newest(recs, podpilotv1alpha1.MaxRecommendations)
+	if len(s.Recommendations) == 0 {
+		s.Recommendations = nil
+	}
 	up := newest(scaleEventsOf(h.ScaleUpEvents), podpilotv1alpha1.MaxScaleEvents)
 	down := newest(scaleEventsOf(h.ScaleDownEvents), podpilotv1alpha1.MaxScaleEvents)
 	s.ScaleEvents = nil

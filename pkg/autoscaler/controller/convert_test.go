@@ -50,18 +50,17 @@ func TestRequestsSumContainersAndAreAbsentWhenOneLacksThem(t *testing.T) {
 	}
 }
 
-func TestPersistedHistoryKeepsTheNewestOfEachRunWithinBounds(t *testing.T) {
-	at := func(s int) time.Time { return now.Add(time.Duration(s) * time.Second) }
+func TestPersistedHistoryKeepsWholeSecondsThatNeverShortenAWindow(t *testing.T) {
+	at := func(ms int) time.Time { return now.Add(time.Duration(ms) * time.Millisecond) }
 	h := normalize.History{
-		Recommendations: []normalize.Recommendation{
-			{Replicas: 3, Time: at(0)}, {Replicas: 3, Time: at(15)}, {Replicas: 5, Time: at(30)}, {Replicas: 3, Time: at(45)}, {Replicas: 3, Time: at(60)},
-		},
-		ScaleDownEvents: []normalize.ScaleEvent{{Change: 1, Time: at(30)}},
+		// Two ended runs, last made at 15.2 s and 30 s, and the ongoing run, started at 45.7 s.
+		Recommendations: []normalize.Recommendation{{Replicas: 3, Time: at(15200)}, {Replicas: 5, Time: at(30000)}, {Replicas: 3, Time: at(45700)}},
+		ScaleDownEvents: []normalize.ScaleEvent{{Change: 1, Time: at(30000)}},
 	}
 	var s podpilotv1alpha1.PodAutoscalerStatus
 	persistHistory(&s, h)
 	wantRecs := []podpilotv1alpha1.Recommendation{
-		{Replicas: 3, Timestamp: metav1.NewTime(at(15))}, {Replicas: 5, Timestamp: metav1.NewTime(at(30))}, {Replicas: 3, Timestamp: metav1.NewTime(at(60))},
+		{Replicas: 3, Timestamp: metav1.NewTime(at(16000))}, {Replicas: 5, Timestamp: metav1.NewTime(at(30000))}, {Replicas: 3, Timestamp: metav1.NewTime(at(45000))},
 	}
 	if diff := cmp.Diff(wantRecs, s.Recommendations); diff != "" {
 		t.Errorf("recommendations (-want +got):\n%s", diff)
@@ -69,16 +68,21 @@ func TestPersistedHistoryKeepsTheNewestOfEachRunWithinBounds(t *testing.T) {
 	if diff := cmp.Diff(h.ScaleDownEvents, historyOf(s).ScaleDownEvents); diff != "" {
 		t.Errorf("scale events do not round-trip (-want +got):\n%s", diff)
 	}
+	again := s.DeepCopy()
+	persistHistory(again, historyOf(s))
+	if diff := cmp.Diff(s.Recommendations, again.Recommendations); diff != "" {
+		t.Errorf("a persisted history read back and persisted again changed (-first +second):\n%s", diff)
+	}
 
 	long := normalize.History{}
 	for i := range podpilotv1alpha1.MaxRecommendations + 10 {
-		long.Recommendations = append(long.Recommendations, normalize.Recommendation{Replicas: int32(i%2 + 1), Time: at(i)})
+		long.Recommendations = append(long.Recommendations, normalize.Recommendation{Replicas: int32(i%2 + 1), Time: at(i * 1000)})
 	}
 	persistHistory(&s, long)
 	if got := len(s.Recommendations); got != podpilotv1alpha1.MaxRecommendations {
 		t.Fatalf("recommendations = %d, want the bound %d", got, podpilotv1alpha1.MaxRecommendations)
 	}
-	if got, want := s.Recommendations[len(s.Recommendations)-1].Timestamp.Time, at(podpilotv1alpha1.MaxRecommendations+9); !got.Equal(want) {
+	if got, want := s.Recommendations[len(s.Recommendations)-1].Timestamp.Time, at((podpilotv1alpha1.MaxRecommendations+9)*1000); !got.Equal(want) {
 		t.Errorf("newest kept = %s, want %s (the oldest are dropped)", got, want)
 	}
 }

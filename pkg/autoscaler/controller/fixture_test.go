@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -120,7 +122,7 @@ func seedPods(n int) []runtime.Object {
 
 func seedDeployment(replicas int32) *appsv1.Deployment {
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "vg1-vanguard", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "vg1-vanguard", Namespace: ns, ResourceVersion: "1"},
 		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: podLabels}},
 		Status:     appsv1.DeploymentStatus{Replicas: replicas},
 	}
@@ -128,7 +130,7 @@ func seedDeployment(replicas int32) *appsv1.Deployment {
 
 func seedStatefulSet(replicas int32) *appsv1.StatefulSet {
 	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "vg1-vanguard", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "vg1-vanguard", Namespace: ns, ResourceVersion: "1"},
 		Spec:       appsv1.StatefulSetSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: podLabels}},
 		Status:     appsv1.StatefulSetStatus{Replicas: replicas},
 	}
@@ -161,9 +163,11 @@ type fixture struct {
 	recorder *events.FakeRecorder
 	custom   customFunc
 	resource resourceFunc
-	kubeInf  kubeinformers.SharedInformerFactory
-	ppInf    externalversions.SharedInformerFactory
-	ctrl     *Controller
+	// statusLimiter is the controller's status write budget; nil is unlimited.
+	statusLimiter flowcontrol.RateLimiter
+	kubeInf       kubeinformers.SharedInformerFactory
+	ppInf         externalversions.SharedInformerFactory
+	ctrl          *Controller
 }
 
 func newFixture(t *testing.T, custom customFunc, res resourceFunc, objs ...runtime.Object) *fixture {
@@ -192,7 +196,7 @@ func (f *fixture) restart() {
 	f.ppInf = externalversions.NewSharedInformerFactory(f.podpilot, 0)
 	cfg := Config{
 		KubeClient: f.kube, PodpilotClient: f.podpilot, KubeInformers: f.kubeInf, PodpilotInformers: f.ppInf,
-		Recorder: f.recorder, Clock: f.clock, Options: *NewOptions(),
+		Recorder: f.recorder, Clock: f.clock, Options: *NewOptions(), StatusLimiter: f.statusLimiter,
 	}
 	if f.custom != nil {
 		cfg.CustomSource = f.custom
@@ -210,6 +214,13 @@ func (f *fixture) restart() {
 // sync seeds the indexers from the clientsets and runs one round for the seed autoscaler.
 func (f *fixture) sync() error {
 	f.t.Helper()
+	f.seedCaches()
+	return f.ctrl.sync(f.t.Context(), paKey)
+}
+
+// seedCaches replaces the informers' contents with the clientsets' objects.
+func (f *fixture) seedCaches() {
+	f.t.Helper()
 	ctx := f.t.Context()
 	pas, err := f.podpilot.AutoscalingV1alpha1().PodAutoscalers(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -222,7 +233,6 @@ func (f *fixture) sync() error {
 	replace(f.t, f.kubeInf.Core().V1().Pods().Informer(), pods.Items)
 	replace(f.t, f.kubeInf.Apps().V1().Deployments().Informer(), deployments.Items)
 	replace(f.t, f.kubeInf.Apps().V1().StatefulSets().Informer(), statefulSets.Items)
-	return f.ctrl.sync(ctx, paKey)
 }
 
 func replace[T any](t *testing.T, inf cache.SharedIndexInformer, items []T) {
@@ -289,6 +299,17 @@ func (f *fixture) statusWrites() int {
 	return n
 }
 
+// scaleCalls counts the calls on the scale subresource by verb.
+func (f *fixture) scaleCalls() map[string]int {
+	out := map[string]int{}
+	for _, a := range f.kube.Actions() {
+		if a.GetSubresource() == "scale" {
+			out[a.GetVerb()]++
+		}
+	}
+	return out
+}
+
 // condition returns the condition of type typ as "Status Reason".
 func condition(pa *podpilotv1alpha1.PodAutoscaler, typ string) string {
 	for _, c := range pa.Status.Conditions {
@@ -300,7 +321,8 @@ func condition(pa *podpilotv1alpha1.PodAutoscaler, typ string) string {
 }
 
 // addScaleReactors serves the scale subresource of deployments and statefulsets from the
-// tracker, as the API server does.
+// tracker, as the API server does: a scale shares its workload's resourceVersion, and an update
+// carrying another one is a conflict.
 func addScaleReactors(client *kubefake.Clientset) {
 	for _, res := range []string{"deployments", "statefulsets"} {
 		gvr := appsv1.SchemeGroupVersion.WithResource(res)
@@ -323,25 +345,36 @@ func addScaleReactors(client *kubefake.Clientset) {
 			if err != nil {
 				return true, nil, err
 			}
+			meta := obj.(metav1.Object)
+			if rv := scale.ResourceVersion; rv != "" && rv != meta.GetResourceVersion() {
+				return true, nil, apierrors.NewConflict(gvr.GroupResource(), scale.Name, fmt.Errorf("resourceVersion %s, stored %s", rv, meta.GetResourceVersion()))
+			}
 			switch o := obj.(type) {
 			case *appsv1.Deployment:
 				o.Spec.Replicas = ptr.To(scale.Spec.Replicas)
 			case *appsv1.StatefulSet:
 				o.Spec.Replicas = ptr.To(scale.Spec.Replicas)
 			}
+			bumpResourceVersion(meta)
 			return true, scale, client.Tracker().Update(gvr, obj, a.GetNamespace())
 		})
 	}
+}
+
+// bumpResourceVersion stands in for the API server's counter.
+func bumpResourceVersion(m metav1.Object) {
+	n, _ := strconv.Atoi(m.GetResourceVersion())
+	m.SetResourceVersion(strconv.Itoa(n + 1))
 }
 
 func scaleOf(obj runtime.Object) *autoscalingv1.Scale {
 	s := &autoscalingv1.Scale{}
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
-		s.ObjectMeta = metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace}
+		s.ObjectMeta = metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, ResourceVersion: o.ResourceVersion}
 		s.Spec.Replicas = ptr.Deref(o.Spec.Replicas, 1)
 	case *appsv1.StatefulSet:
-		s.ObjectMeta = metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace}
+		s.ObjectMeta = metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, ResourceVersion: o.ResourceVersion}
 		s.Spec.Replicas = ptr.Deref(o.Spec.Replicas, 1)
 	}
 	return s

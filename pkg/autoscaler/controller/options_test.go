@@ -13,12 +13,13 @@ func TestFlagsSetOptions(t *testing.T) {
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	err := fs.Parse([]string{"--autoscaler-sync-period=30s", "--autoscaler-workers=8", "--autoscaler-downscale-stabilization=1m",
-		"--autoscaler-tolerance=0.2", "--autoscaler-cpu-initialization-period=1m", "--autoscaler-initial-readiness-delay=10s", "--autoscaler-enabled=false"})
+		"--autoscaler-tolerance=0.2", "--autoscaler-cpu-initialization-period=1m", "--autoscaler-initial-readiness-delay=10s", "--autoscaler-enabled=false",
+		"--kube-api-qps=200", "--kube-api-burst=400", "--autoscaler-per-object-metrics=false"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := &Options{SyncPeriod: 30 * time.Second, Workers: 8, DownscaleStabilization: time.Minute, Tolerance: 0.2,
-		CPUInitializationPeriod: time.Minute, InitialReadinessDelay: 10 * time.Second}
+		CPUInitializationPeriod: time.Minute, InitialReadinessDelay: 10 * time.Second, KubeAPIQPS: 200, KubeAPIBurst: 400}
 	if diff := cmp.Diff(want, o); diff != "" {
 		t.Errorf("options (-want +got):\n%s", diff)
 	}
@@ -28,8 +29,9 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	if errs := NewOptions().Validate(); len(errs) != 0 {
 		t.Errorf("defaults: %v, want valid", errs)
 	}
-	o := &Options{SyncPeriod: 0, Workers: 0, DownscaleStabilization: -1, Tolerance: -0.1, CPUInitializationPeriod: -1, InitialReadinessDelay: -1}
-	if errs := o.Validate(); len(errs) != 6 {
-		t.Errorf("got %d errors, want 6: %v", len(errs), errs)
+	o := &Options{SyncPeriod: 0, Workers: 0, DownscaleStabilization: -1, Tolerance: -0.1, CPUInitializationPeriod: -1, InitialReadinessDelay: -1,
+		KubeAPIQPS: 0, KubeAPIBurst: 0}
+	if errs := o.Validate(); len(errs) != 8 {
+		t.Errorf("got %d errors, want 8: %v", len(errs), errs)
 	}
 }

@@ -1,7 +1,12 @@
 package controller
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 )
@@ -60,4 +65,67 @@ func requestsOf(p *corev1.Pod) map[corev1.ResourceName]int64 {
 		}
 	}
 	return out
+}
+
+// podLabelIndex indexes pods by "namespace/key=value" for each of their labels, so that a target's
+// pods are found among the pods carrying one of its selector's labels rather than among every pod
+// of the namespace: a round then costs in proportion to each target's pods, not to autoscalers ×
+// pods per namespace.
+const podLabelIndex = "podpilot.io/label"
+
+func podLabelIndexFunc(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(pod.Labels))
+	for k, v := range pod.Labels {
+		keys = append(keys, pod.Namespace+"/"+k+"="+v)
+	}
+	return keys, nil
+}
+
+// addPodLabelIndex adds podLabelIndex to inf unless it has it already.
+func addPodLabelIndex(inf cache.SharedIndexInformer) error {
+	if _, ok := inf.GetIndexer().GetIndexers()[podLabelIndex]; ok {
+		return nil
+	}
+	return inf.AddIndexers(cache.Indexers{podLabelIndex: podLabelIndexFunc})
+}
+
+// selectPods returns the pods of namespace that selector selects: the smallest index bucket of
+// the selector's single-valued equality requirements, filtered by the whole selector; a selector
+// without one lists the namespace.
+func (c *Controller) selectPods(namespace string, selector labels.Selector) ([]*corev1.Pod, error) {
+	reqs, _ := selector.Requirements()
+	var bucket string
+	size := -1
+	for _, r := range reqs {
+		op, values := r.Operator(), r.Values()
+		if (op != selection.Equals && op != selection.DoubleEquals && op != selection.In) || values.Len() != 1 {
+			continue
+		}
+		value := namespace + "/" + r.Key() + "=" + values.UnsortedList()[0]
+		keys, err := c.podIndexer.IndexKeys(podLabelIndex, value)
+		if err != nil {
+			return nil, fmt.Errorf("look up pods by label %s: %w", value, err)
+		}
+		if size < 0 || len(keys) < size {
+			bucket, size = value, len(keys)
+		}
+	}
+	if size < 0 {
+		return c.podLister.Pods(namespace).List(selector)
+	}
+	objs, err := c.podIndexer.ByIndex(podLabelIndex, bucket)
+	if err != nil {
+		return nil, fmt.Errorf("look up pods by label %s: %w", bucket, err)
+	}
+	out := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		if p, ok := o.(*corev1.Pod); ok && selector.Matches(labels.Set(p.Labels)) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }

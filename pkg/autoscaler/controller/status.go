@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -106,13 +107,87 @@ func targetsOf(pa *podpilotv1alpha1.PodAutoscaler, statuses []decision.MetricSta
 	return strings.Join(parts, ", ")
 }
 
-// updateStatus writes pa's status unless it equals old's; on a conflict it re-reads the object
-// and applies the same status again.
-func (c *Controller) updateStatus(ctx context.Context, old, pa *podpilotv1alpha1.PodAutoscaler) error {
+// MetricChangeTolerance is the relative change of a metric's current value (averageValue or
+// averageUtilization) below which the value alone does not rewrite the status: such a change is
+// noise to a reader, and writing it every round would cost one API write per autoscaler per round.
+const MetricChangeTolerance = 0.05
+
+// visiblyChanged reports whether s differs from old in something a reader can see: any field, except
+// that currentMetrics (and targets, rendered from them) count only when a metric appeared,
+// disappeared or moved by more than MetricChangeTolerance.
+func visiblyChanged(old, s podpilotv1alpha1.PodAutoscalerStatus) bool {
+	if metricsClose(old.CurrentMetrics, s.CurrentMetrics) && sameTargetValues(old.Targets, s.Targets) {
+		s.CurrentMetrics, s.Targets = old.CurrentMetrics, old.Targets
+	}
+	return !equality.Semantic.DeepEqual(old, s)
+}
+
+// sameTargetValues reports whether two targets strings ("current/target, ...") show the same
+// targets, whatever their current values.
+func sameTargetValues(a, b string) bool {
+	pa, pb := strings.Split(a, ", "), strings.Split(b, ", ")
+	if len(pa) != len(pb) {
+		return false
+	}
+	for i := range pa {
+		_, ta, _ := strings.Cut(pa[i], "/")
+		_, tb, _ := strings.Cut(pb[i], "/")
+		if ta != tb {
+			return false
+		}
+	}
+	return true
+}
+
+// metricsClose reports whether two currentMetrics lists name the same metrics with values within
+// MetricChangeTolerance of each other.
+func metricsClose(old, cur []podpilotv1alpha1.MetricStatus) bool {
+	if len(old) != len(cur) {
+		return false
+	}
+	for i := range old {
+		o, c := old[i], cur[i]
+		if o.Type != c.Type || o.Name != c.Name || (o.AverageValue == nil) != (c.AverageValue == nil) ||
+			(o.AverageUtilization == nil) != (c.AverageUtilization == nil) {
+			return false
+		}
+		if o.AverageValue != nil && !within(o.AverageValue.AsApproximateFloat64(), c.AverageValue.AsApproximateFloat64()) {
+			return false
+		}
+		if o.AverageUtilization != nil && !within(float64(*o.AverageUtilization), float64(*c.AverageUtilization)) {
+			return false
+		}
+	}
+	return true
+}
+
+// within reports whether cur is within MetricChangeTolerance of old, relative to old.
+func within(old, cur float64) bool {
+	return math.Abs(cur-old) <= MetricChangeTolerance*math.Abs(old)
+}
+
+// updateStatus writes pa's status once, unless it is not visibly different from old's (see
+// visiblyChanged). A write that records a rescale (rescaled), a new recommendation or a new
+// generation waits for the status budget; any other is deferred to the next round when the budget
+// is spent. On a conflict it re-reads the object and applies the same status again.
+func (c *Controller) updateStatus(ctx context.Context, old, pa *podpilotv1alpha1.PodAutoscaler, rescaled bool) error {
 	logger := klog.FromContext(ctx)
-	if equality.Semantic.DeepEqual(old.Status, pa.Status) {
+	if !visiblyChanged(old.Status, pa.Status) {
 		logger.V(5).Info("PodAutoscaler status unchanged", "podAutoscaler", klog.KObj(pa))
 		return nil
+	}
+	if c.statusRL != nil {
+		essential := rescaled || old.Status.ObservedGeneration != pa.Status.ObservedGeneration ||
+			!equality.Semantic.DeepEqual(old.Status.Recommendations, pa.Status.Recommendations)
+		switch {
+		case essential:
+			if err := c.statusRL.Wait(ctx); err != nil {
+				return fmt.Errorf("wait for the status write budget of PodAutoscaler %s/%s: %w", pa.Namespace, pa.Name, err)
+			}
+		case !c.statusRL.TryAccept():
+			logger.V(4).Info("Status write budget spent, deferring the write to the next round", "podAutoscaler", klog.KObj(pa))
+			return nil
+		}
 	}
 	client := c.podpilot.AutoscalingV1alpha1().PodAutoscalers(pa.Namespace)
 	obj := pa

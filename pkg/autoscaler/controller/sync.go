@@ -20,7 +20,7 @@ import (
 // sync runs one round for the PodAutoscaler key: read the target, its pods and the metrics,
 // decide, write the scale, then the status. A missing target is a condition and an event, not
 // an error; failed metrics reach the decision, which never scales down on them.
-func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
+func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error) {
 	logger := klog.FromContext(ctx)
 	shared, err := c.paLister.PodAutoscalers(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
@@ -30,6 +30,8 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
 	if err != nil {
 		return fmt.Errorf("get PodAutoscaler %s: %w", key, err)
 	}
+	rec := c.metrics.reconcile(c.clock)
+	defer rec.done(&err)
 	pa := shared.DeepCopy()
 	now := c.clock.Now()
 	pa.Status.ObservedGeneration = pa.Generation
@@ -37,15 +39,16 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
 
 	t, err := c.resolveTarget(pa)
 	if err != nil {
+		rec.failed(err)
 		c.recorder.Eventf(pa, nil, corev1.EventTypeWarning, ReasonFailedGetScale, actionGetScale, "%s", err.Error())
 		setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, false, ReasonFailedGetScale,
 			"the PodAutoscaler controller was unable to get the target's current scale: "+err.Error(), now)
 		pa.Status.Targets = targetsOf(pa, nil)
-		return c.updateStatus(ctx, shared, pa)
+		return c.updateStatus(ctx, shared, pa, false)
 	}
 	setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, ReasonSucceededGetScale,
 		"the PodAutoscaler controller was able to get the target's current scale", now)
-	pods, err := c.podLister.Pods(pa.Namespace).List(t.selector)
+	pods, err := c.selectPods(pa.Namespace, t.selector)
 	if err != nil {
 		return fmt.Errorf("list pods of %s in namespace %s: %w", t.reference, pa.Namespace, err)
 	}
@@ -53,7 +56,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
 	in := decision.Input{
 		SpecReplicas: t.specReplicas, StatusReplicas: t.statusReplicas,
 		MinReplicas: pa.Spec.MinReplicasOrDefault(), MaxReplicas: pa.Spec.MaxReplicas,
-		Pods: podsOf(pods), Metrics: c.metricsOf(ctx, pa), Behavior: behaviorOf(pa.Spec.Behavior),
+		Pods: podsOf(pods), Metrics: c.metricsOf(ctx, pa, rec), Behavior: behaviorOf(pa.Spec.Behavior),
 		History: historyOf(pa.Status), Config: c.opts.decisionConfig(), Now: now,
 	}
 	d := decision.Decide(in)
@@ -66,12 +69,13 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
 			return rescaleErr
 		}
 	}
+	rec.decided(d, t.specReplicas, rescaleErr)
 
 	pa.Status.CurrentReplicas, pa.Status.DesiredReplicas = t.specReplicas, desired
 	pa.Status.CurrentMetrics = metricStatuses(d.Statuses)
 	pa.Status.Targets = targetsOf(pa, d.Statuses)
 	persistHistory(&pa.Status, history)
-	return errors.Join(rescaleErr, c.updateStatus(ctx, shared, pa))
+	return errors.Join(rescaleErr, c.updateStatus(ctx, shared, pa, d.Rescale))
 }
 
 // applyRescale writes d's replicas to the target's scale and returns the history with the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -15,9 +16,9 @@ import (
 // ErrNoSelector means the scale target has no pod selector, so its pods cannot be found.
 var ErrNoSelector = errors.New("scale target has no selector")
 
-// errStaleTarget means the scale subresource disagrees with the cached target, so the decision
-// was made on stale data and the round is retried.
-var errStaleTarget = errors.New("scale changed since the cache was read")
+// errStaleTarget means the target changed since the cache was read (the scale update was refused
+// with a conflict), so the decision was made on stale data and the round is retried soon.
+var errStaleTarget = errors.New("scale target changed since the cache was read")
 
 // target is the resolved scale target of a PodAutoscaler.
 type target struct {
@@ -27,13 +28,14 @@ type target struct {
 	reference string
 	// specReplicas and statusReplicas are the target's spec.replicas and status.replicas.
 	specReplicas, statusReplicas int32
+	// resourceVersion is the cached workload's, which its scale subresource shares.
+	resourceVersion string
 	// selector selects the target's pods.
 	selector labels.Selector
 }
 
-// scaler reads and writes the scale subresource of one kind of workload.
+// scaler writes the scale subresource of one kind of workload.
 type scaler interface {
-	GetScale(ctx context.Context, name string, opts metav1.GetOptions) (*autoscalingv1.Scale, error)
 	UpdateScale(ctx context.Context, name string, scale *autoscalingv1.Scale, opts metav1.UpdateOptions) (*autoscalingv1.Scale, error)
 }
 
@@ -53,13 +55,13 @@ func (c *Controller) resolveTarget(pa *podpilotv1alpha1.PodAutoscaler) (target, 
 		if err != nil {
 			return target{}, fmt.Errorf("get scale target %s in namespace %s: %w", ref, ns, err)
 		}
-		replicas, selector, t.statusReplicas = d.Spec.Replicas, d.Spec.Selector, d.Status.Replicas
+		replicas, selector, t.statusReplicas, t.resourceVersion = d.Spec.Replicas, d.Spec.Selector, d.Status.Replicas, d.ResourceVersion
 	case podpilotv1alpha1.ScaleTargetStatefulSet:
 		s, err := c.statefulSetLister.StatefulSets(ns).Get(name)
 		if err != nil {
 			return target{}, fmt.Errorf("get scale target %s in namespace %s: %w", ref, ns, err)
 		}
-		replicas, selector, t.statusReplicas = s.Spec.Replicas, s.Spec.Selector, s.Status.Replicas
+		replicas, selector, t.statusReplicas, t.resourceVersion = s.Spec.Replicas, s.Spec.Selector, s.Status.Replicas, s.ResourceVersion
 	}
 	t.specReplicas = 1
 	if replicas != nil {
@@ -82,21 +84,20 @@ func (c *Controller) scaler(t target, namespace string) scaler {
 	return c.kube.AppsV1().Deployments(namespace)
 }
 
-// rescale sets the replicas of pa's target through its scale subresource. It returns
-// errStaleTarget, without writing, when the scale no longer has the replicas the decision saw.
+// rescale sets the replicas of pa's target through its scale subresource with one update
+// conditioned on the cached workload's resourceVersion: the informer cache is authoritative for
+// spec.replicas, so no read precedes the write. A conflict means the cache was stale; it returns
+// errStaleTarget, having changed nothing, for a quick retry on fresh data.
 func (c *Controller) rescale(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, t target, desired int32) error {
-	s := c.scaler(t, pa.Namespace)
-	name := pa.Spec.ScaleTargetName
-	scale, err := s.GetScale(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("get scale of %s in namespace %s: %w", t.reference, pa.Namespace, err)
+	scale := &autoscalingv1.Scale{
+		ObjectMeta: metav1.ObjectMeta{Name: pa.Spec.ScaleTargetName, Namespace: pa.Namespace, ResourceVersion: t.resourceVersion},
+		Spec:       autoscalingv1.ScaleSpec{Replicas: desired},
 	}
-	if scale.Spec.Replicas != t.specReplicas {
-		return fmt.Errorf("%s in namespace %s has %d replicas, the cache %d: %w",
-			t.reference, pa.Namespace, scale.Spec.Replicas, t.specReplicas, errStaleTarget)
-	}
-	scale.Spec.Replicas = desired
-	if _, err := s.UpdateScale(ctx, name, scale, metav1.UpdateOptions{}); err != nil {
+	_, err := c.scaler(t, pa.Namespace).UpdateScale(ctx, scale.Name, scale, metav1.UpdateOptions{})
+	switch {
+	case apierrors.IsConflict(err):
+		return fmt.Errorf("update scale of %s in namespace %s to %d: %w: %w", t.reference, pa.Namespace, desired, errStaleTarget, err)
+	case err != nil:
 		return fmt.Errorf("update scale of %s in namespace %s to %d: %w", t.reference, pa.Namespace, desired, err)
 	}
 	return nil

@@ -46,7 +46,32 @@ type FetcherConfig struct {
 	MaxEntries int
 	// Timeout bounds one call to a source; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// Counter counts requests and the calls made for them; nil counts nothing.
+	Counter Counter
 }
+
+// Sources of data, as passed to a Counter.
+const (
+	// SourceCustom is the custom metrics source.
+	SourceCustom = "custom"
+	// SourceResource is the resource (cpu, memory) metrics source.
+	SourceResource = "resource"
+)
+
+// Counter counts the Fetcher's work, so that the calls saved by batching can be seen: the
+// difference between requests and calls is what sharing saved.
+type Counter interface {
+	// Requested counts one request for a source's data, from one autoscaler's metric.
+	Requested(source string)
+	// Called counts one call made to a source.
+	Called(source string)
+}
+
+// noCounter counts nothing.
+type noCounter struct{}
+
+func (noCounter) Requested(string) {}
+func (noCounter) Called(string)    {}
 
 // customKey identifies one batched custom-metric call.
 type customKey struct {
@@ -59,6 +84,7 @@ type customKey struct {
 type Fetcher struct {
 	custom   CustomSource
 	resource ResourceSource
+	counter  Counter
 	customs  *cache[customKey, map[string]replicas.Sample]
 	usages   *cache[string, podUsage]
 }
@@ -80,9 +106,13 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.Counter == nil {
+		cfg.Counter = noCounter{}
+	}
 	return &Fetcher{
 		custom:   cfg.Custom,
 		resource: cfg.Resource,
+		counter:  cfg.Counter,
 		customs:  newCache[customKey, map[string]replicas.Sample](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
 		usages:   newCache[string, podUsage](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
 	}, nil
@@ -99,7 +129,9 @@ func (f *Fetcher) PodMetric(ctx context.Context, namespace, metric string, metri
 		return nil, fmt.Errorf("get custom metric %s in namespace %s: %w", metric, namespace, ErrNoSource)
 	}
 	key := customKey{namespace: namespace, metric: metric, selector: metricSelector.String()}
+	f.counter.Requested(SourceCustom)
 	samples, err := f.customs.get(ctx, key, func(ctx context.Context) (map[string]replicas.Sample, error) {
+		f.counter.Called(SourceCustom)
 		return fetchCustom(ctx, f.custom, namespace, metric, metricSelector)
 	})
 	if err != nil {
@@ -115,7 +147,9 @@ func (f *Fetcher) ResourceMetric(ctx context.Context, namespace string, resource
 	if f.resource == nil {
 		return nil, fmt.Errorf("get resource metric %s in namespace %s: %w", resource, namespace, ErrNoSource)
 	}
+	f.counter.Requested(SourceResource)
 	usage, err := f.usages.get(ctx, namespace, func(ctx context.Context) (podUsage, error) {
+		f.counter.Called(SourceResource)
 		return fetchUsage(ctx, f.resource, namespace)
 	})
 	if err != nil {

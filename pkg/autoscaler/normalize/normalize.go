@@ -39,6 +39,9 @@ type Input struct {
 	Behavior *Behavior
 	// DownscaleStabilizationWindow is the flag-configured downscale window (the default for Behavior too).
 	DownscaleStabilizationWindow time.Duration
+	// Interval is the time between two regular rounds. It dates the last round of the ongoing run
+	// of equal recommendations, which History does not record (see History); 0 dates it now.
+	Interval time.Duration
 	// History is the state from previous rounds.
 	History History
 	// Now is the time of this round.
@@ -58,7 +61,7 @@ type Result struct {
 	Limited bool
 	// LimitReason and LimitMessage explain the ScalingLimited condition.
 	LimitReason, LimitMessage string
-	// History is the input history with this round's recommendation appended and stale entries pruned.
+	// History is the input history with this round's recommendation recorded (see Record).
 	History History
 }
 
@@ -83,14 +86,15 @@ func Normalize(in Input) Result {
 }
 
 func normalizeLegacy(in Input) Result {
-	res := Result{Stabilized: stabilizeDown(in.History.Recommendations, in.Desired, in.DownscaleStabilizationWindow, in.Now)}
+	seen := lastSeen(in.History.Recommendations, in.Interval, in.Now)
+	res := Result{Stabilized: stabilizeDown(seen, in.Desired, in.DownscaleStabilizationWindow, in.Now)}
 	res.StabilizeReason, res.StabilizeMessage = ReasonReadyForNewScale, MessageReadyForNewScale
 	if res.Stabilized != in.Desired {
 		res.StabilizeReason, res.StabilizeMessage = ReasonScaleDownStabilized, MessageScaleDownStabilized
 	}
 	res.Replicas, res.LimitReason, res.LimitMessage = clampLegacy(in.Current, res.Stabilized, in.Min, in.Max)
 	res.Limited = res.Replicas != res.Stabilized
-	res.History = History{Recommendations: record(in.History.Recommendations, in.Desired, in.DownscaleStabilizationWindow, in.Now)}
+	res.History = History{Recommendations: Record(in.History.Recommendations, in.Desired, in.DownscaleStabilizationWindow, in.Interval, in.Now)}
 	return res
 }
 
@@ -101,14 +105,15 @@ func normalizeWithBehavior(in Input, b Behavior) Result {
 	if res.Stabilized == in.Desired {
 		res.StabilizeReason, res.StabilizeMessage = ReasonReadyForNewScale, MessageReadyForNewScale
 	}
-	h := History{
-		ScaleUpEvents:   prune(in.History.ScaleUpEvents, up.longestPeriod(), in.Now),
-		ScaleDownEvents: prune(in.History.ScaleDownEvents, down.longestPeriod(), in.Now),
-	}
-	res.Replicas, res.LimitReason, res.LimitMessage = limitWithBehavior(in, res.Stabilized, h, up, down)
+	// The limits count only the events within their periods; older events are dropped when the
+	// next event of their direction is recorded, so that aging alone never changes the history.
+	res.Replicas, res.LimitReason, res.LimitMessage = limitWithBehavior(in, res.Stabilized, in.History, up, down)
 	res.Limited = res.Replicas != res.Stabilized
-	h.Recommendations = record(in.History.Recommendations, in.Desired, max(up.window(), down.window()), in.Now)
-	res.History = h
+	res.History = History{
+		Recommendations: Record(in.History.Recommendations, in.Desired, max(up.window(), down.window()), in.Interval, in.Now),
+		ScaleUpEvents:   in.History.ScaleUpEvents,
+		ScaleDownEvents: in.History.ScaleDownEvents,
+	}
 	return res
 }
 
@@ -130,7 +135,7 @@ func stabilizeDown(recs []Recommendation, desired int32, window time.Duration, n
 func stabilizeWithBehavior(in Input, upWindow, downWindow time.Duration) (int32, string, string) {
 	upCutoff, downCutoff := in.Now.Add(-upWindow), in.Now.Add(-downWindow)
 	upRecommendation, downRecommendation := in.Desired, in.Desired
-	for _, r := range in.History.Recommendations {
+	for _, r := range lastSeen(in.History.Recommendations, in.Interval, in.Now) {
 		if r.Time.After(upCutoff) {
 			upRecommendation = min(upRecommendation, r.Replicas)
 		}
@@ -145,11 +150,44 @@ func stabilizeWithBehavior(in Input, upWindow, downWindow time.Duration) (int32,
 	return recommendation, ReasonScaleDownStabilized, MessageScaleDownStabilized
 }
 
-// record appends a recommendation and drops those older than keep.
-func record(recs []Recommendation, desired int32, keep time.Duration, now time.Time) []Recommendation {
+// lastSeen returns recs with each entry dated when its recommendation was last made: an ended
+// run keeps its time; the newest, ongoing run was last made at the previous round, one interval
+// before now but not before the run started (now when the interval is unknown).
+func lastSeen(recs []Recommendation, interval time.Duration, now time.Time) []Recommendation {
+	n := len(recs)
+	if n == 0 {
+		return recs
+	}
+	out := slices.Clone(recs)
+	last := now
+	if interval > 0 {
+		last = now.Add(-interval)
+	}
+	out[n-1].Time = maxTime(recs[n-1].Time, last)
+	if out[n-1].Time.After(now) {
+		out[n-1].Time = now
+	}
+	return out
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// Record returns recs with desired recommended at now, as runs of equal recommendations (see
+// History). The same recommendation as the ongoing run continues it and returns recs unchanged;
+// a different one ends the ongoing run at its last round (see lastSeen), drops the ended runs last
+// made before now-keep, and starts a new run at now.
+func Record(recs []Recommendation, desired int32, keep, interval time.Duration, now time.Time) []Recommendation {
+	if n := len(recs); n > 0 && recs[n-1].Replicas == desired {
+		return recs
+	}
 	cutoff := now.Add(-keep)
 	out := make([]Recommendation, 0, len(recs)+1)
-	for _, r := range recs {
+	for _, r := range lastSeen(recs, interval, now) {
 		if !r.Time.Before(cutoff) {
 			out = append(out, r)
 		}

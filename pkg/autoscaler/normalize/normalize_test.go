@@ -43,7 +43,7 @@ func TestNormalizeWithoutBehavior(t *testing.T) {
 	}, {
 		name:    "recommendations older than the window no longer hold a scale-down",
 		current: 5, desired: 2, minReplicas: 1, maxReplicas: 10,
-		history: recs(Recommendation{Replicas: 5, Time: ago(6 * time.Minute)}),
+		history: recs(Recommendation{Replicas: 5, Time: ago(6 * time.Minute)}, Recommendation{Replicas: 2, Time: ago(5 * time.Minute)}),
 		want:    outcome{Replicas: 2, Stabilized: 2, StabilizeReason: ReasonReadyForNewScale, LimitReason: ReasonDesiredWithinRange},
 	}, {
 		name:    "an empty history is seeded with current replicas, so a fresh autoscaler does not scale down at once",
@@ -64,7 +64,7 @@ func TestNormalizeWithoutBehavior(t *testing.T) {
 	}, {
 		name:    "below min clamps with TooFewReplicas",
 		current: 3, desired: 1, minReplicas: 2, maxReplicas: 5,
-		history: recs(Recommendation{Replicas: 3, Time: ago(10 * time.Minute)}),
+		history: recs(Recommendation{Replicas: 3, Time: ago(10 * time.Minute)}, Recommendation{Replicas: 1, Time: ago(9 * time.Minute)}),
 		want:    outcome{Replicas: 2, Stabilized: 1, StabilizeReason: ReasonReadyForNewScale, Limited: true, LimitReason: ReasonTooFewReplicas},
 	}, {
 		name:    "a desired count within range is not limited",
@@ -199,14 +199,20 @@ func TestNormalizeHistory(t *testing.T) {
 		history  History
 		want     History
 	}{{
-		name: "without behavior: appends the recommendation, prunes those older than the window, drops events",
+		name: "without behavior: a new recommendation ends the ongoing run at the previous round, drops runs older than the window and the events",
 		history: History{
 			Recommendations: []Recommendation{{Replicas: 9, Time: ago(6 * time.Minute)}, {Replicas: 4, Time: ago(time.Minute)}},
 			ScaleUpEvents:   []ScaleEvent{{Change: 1, Time: ago(time.Second)}},
 		},
-		want: History{Recommendations: []Recommendation{{Replicas: 4, Time: ago(time.Minute)}, {Replicas: 3, Time: now}}},
+		want: History{Recommendations: []Recommendation{{Replicas: 4, Time: ago(15 * time.Second)}, {Replicas: 3, Time: now}}},
 	}, {
-		name:     "with behavior: keeps recommendations for the longer window and events for the longest period",
+		name: "the recommendation of the ongoing run leaves the history as it was, however old its runs",
+		history: History{
+			Recommendations: []Recommendation{{Replicas: 9, Time: ago(6 * time.Minute)}, {Replicas: 3, Time: ago(time.Hour)}},
+		},
+		want: History{Recommendations: []Recommendation{{Replicas: 9, Time: ago(6 * time.Minute)}, {Replicas: 3, Time: ago(time.Hour)}}},
+	}, {
+		name:     "with behavior: keeps runs for the longer window; events stay until the next event of their direction",
 		behavior: &Behavior{ScaleUp: &Rules{StabilizationWindow: dur(10 * time.Minute), Policies: []Policy{{Type: PodsPolicy, Value: 1, Period: time.Minute}}}},
 		history: History{
 			Recommendations: []Recommendation{{Replicas: 9, Time: ago(11 * time.Minute)}, {Replicas: 4, Time: ago(8 * time.Minute)}},
@@ -214,17 +220,17 @@ func TestNormalizeHistory(t *testing.T) {
 			ScaleDownEvents: []ScaleEvent{{Change: 1, Time: ago(20 * time.Second)}, {Change: 1, Time: ago(5 * time.Second)}},
 		},
 		want: History{
-			Recommendations: []Recommendation{{Replicas: 4, Time: ago(8 * time.Minute)}, {Replicas: 3, Time: now}},
-			ScaleUpEvents:   []ScaleEvent{{Change: 2, Time: ago(30 * time.Second)}},
-			ScaleDownEvents: []ScaleEvent{{Change: 1, Time: ago(5 * time.Second)}},
+			Recommendations: []Recommendation{{Replicas: 4, Time: ago(15 * time.Second)}, {Replicas: 3, Time: now}},
+			ScaleUpEvents:   []ScaleEvent{{Change: 1, Time: ago(2 * time.Minute)}, {Change: 2, Time: ago(30 * time.Second)}},
+			ScaleDownEvents: []ScaleEvent{{Change: 1, Time: ago(20 * time.Second)}, {Change: 1, Time: ago(5 * time.Second)}},
 		},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := cloneHistory(tc.history)
 			got := Normalize(Input{Current: 3, Desired: 3, Min: 1, Max: 10, Behavior: tc.behavior,
-				DownscaleStabilizationWindow: DefaultDownscaleStabilizationWindow, History: tc.history, Now: now})
-			if diff := cmp.Diff(tc.want, got.History); diff != "" {
+				DownscaleStabilizationWindow: DefaultDownscaleStabilizationWindow, Interval: 15 * time.Second, History: tc.history, Now: now})
+			if diff := cmp.Diff(tc.want, got.History, cmpEmpty); diff != "" {
 				t.Errorf("Normalize().History mismatch (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(before, tc.history); diff != "" {

@@ -5,11 +5,11 @@ import "time"
 // DefaultDownscaleStabilizationWindow is upstream's default downscale stabilization window flag.
 const DefaultDownscaleStabilizationWindow = 5 * time.Minute
 
-// Recommendation is one past raw replica proposal.
+// Recommendation is a run of equal raw replica proposals.
 type Recommendation struct {
 	// Replicas is the proposal before normalization.
 	Replicas int32
-	// Time is when it was proposed.
+	// Time is when it was last proposed; for the newest, ongoing run, when it was first proposed.
 	Time time.Time
 }
 
@@ -23,8 +23,15 @@ type ScaleEvent struct {
 
 // History is the state stabilization and rate limits need across rounds. It is plain data: the
 // controller persists it and passes it back in; functions here return an updated copy.
+//
+// Recommendations are kept as runs of equal consecutive recommendations, so that the history
+// changes only when the recommendation does. Every entry but the newest is an ended run, dated
+// the last round it was made (a per-round list is a history of one-round runs, so both read
+// alike); the newest is the ongoing run, dated the round it started, and counts as made at the
+// previous round. A stabilization window sees a run exactly when it sees the run's last round,
+// so the window's maximum (or minimum) over runs equals upstream's over its per-round list.
 type History struct {
-	// Recommendations are the recent raw proposals, oldest first.
+	// Recommendations are the recent raw proposals as runs, oldest first.
 	Recommendations []Recommendation
 	// ScaleUpEvents are the recent scale-ups, oldest first (recorded only with a Behavior).
 	ScaleUpEvents []ScaleEvent

@@ -24,7 +24,8 @@ type groups struct {
 // discarded; pending pods are ignored for every metric; pods without a sample are missing; for cpu,
 // pods that are not ready, or whose sample may cover their initialization, are ignored.
 func groupPods(pods []Pod, samples map[string]Sample, resource corev1.ResourceName, cfg Config, now time.Time) groups {
-	g := groups{ready: make(map[string]int64, len(samples))}
+	// Sized by the target's pods: samples holds the whole namespace, shared by every autoscaler in it.
+	g := groups{ready: make(map[string]int64, min(len(pods), len(samples)))}
 	for _, pod := range pods {
 		if pod.Deleted || pod.Phase == corev1.PodFailed || pod.Phase == corev1.PodSucceeded {
 			continue

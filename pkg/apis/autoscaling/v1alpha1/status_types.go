@@ -68,8 +68,10 @@ type PodAutoscalerStatus struct {
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// Recommendations are the replica counts recommended at past syncs,
-	// within the longest stabilization window, oldest first. At most
-	// MaxRecommendations entries.
+	// within the longest stabilization window, oldest first, as runs of
+	// equal consecutive recommendations: each entry but the newest is dated
+	// the last sync that made it; the newest is still being made and is
+	// dated the sync that first made it. At most MaxRecommendations entries.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1000
 	// +optional
@@ -108,11 +110,12 @@ type MetricStatus struct {
 	AverageUtilization *int32 `json:"averageUtilization,omitempty"`
 }
 
-// Recommendation is the replica count recommended at one sync.
+// Recommendation is a replica count recommended at one or more consecutive syncs.
 type Recommendation struct {
 	// Replicas is the recommended replica count.
 	Replicas int32 `json:"replicas"`
-	// Timestamp is when the recommendation was made.
+	// Timestamp is when the recommendation was last made; for the newest
+	// entry, when it was first made.
 	Timestamp metav1.Time `json:"timestamp"`
 }
 

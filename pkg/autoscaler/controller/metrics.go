@@ -1,0 +1,301 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	compbasemetrics "k8s.io/component-base/metrics"
+	"k8s.io/utils/clock"
+
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
+	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
+	podpilotlisters "github.com/podpilot/podpilot/pkg/generated/listers/autoscaling/v1alpha1"
+)
+
+// hpaSubsystem names the reconciliation and metric computation metrics as kube-controller-manager
+// names its HPA controller's, behind the podpilot namespace, so that HPA dashboards translate.
+const hpaSubsystem = "horizontal_pod_autoscaler_controller"
+
+// Label values of the reconciliation and metric computation metrics, as upstream's.
+const (
+	actionScaleUp   = "scale_up"
+	actionScaleDown = "scale_down"
+	actionNone      = "none"
+	errorSpec       = "spec"
+	errorInternal   = "internal"
+	errorNone       = "none"
+)
+
+// Metrics records the autoscaler's own metrics. Create it with NewMetrics and pass it in
+// Config.Metrics; a nil *Metrics records nothing.
+type Metrics struct {
+	registry compbasemetrics.KubeRegistry
+
+	reconciliations     *compbasemetrics.CounterVec
+	reconcileDuration   *compbasemetrics.HistogramVec
+	computations        *compbasemetrics.CounterVec
+	computationDuration *compbasemetrics.HistogramVec
+	roundDuration       *compbasemetrics.Histogram
+	roundLateness       *compbasemetrics.Gauge
+	queueDepth          *compbasemetrics.Gauge
+	requests            *compbasemetrics.CounterVec
+	calls               *compbasemetrics.CounterVec
+
+	rounds rounds
+}
+
+// NewMetrics creates the autoscaler's metrics and registers them on r. The per-PodAutoscaler
+// series are registered by New, which has the informer they are read from.
+func NewMetrics(r compbasemetrics.KubeRegistry) (*Metrics, error) {
+	// Upstream's buckets: 1 ms to 16 s.
+	buckets := compbasemetrics.ExponentialBuckets(0.001, 2, 15)
+	m := &Metrics{
+		registry: r,
+		reconciliations: compbasemetrics.NewCounterVec(&compbasemetrics.CounterOpts{
+			Namespace: "podpilot", Subsystem: hpaSubsystem, Name: "reconciliations_total",
+			Help: "Syncs of PodAutoscalers, by action (scale_up, scale_down, none) and error (spec, internal, none); " +
+				"when several errors happen, the first one is reported.",
+			StabilityLevel: compbasemetrics.ALPHA,
+		}, []string{"action", "error"}),
+		reconcileDuration: compbasemetrics.NewHistogramVec(&compbasemetrics.HistogramOpts{
+			Namespace: "podpilot", Subsystem: hpaSubsystem, Name: "reconciliation_duration_seconds",
+			Help:    "Duration of a sync of one PodAutoscaler, by action and error.",
+			Buckets: buckets, StabilityLevel: compbasemetrics.ALPHA,
+		}, []string{"action", "error"}),
+		computations: compbasemetrics.NewCounterVec(&compbasemetrics.CounterOpts{
+			Namespace: "podpilot", Subsystem: hpaSubsystem, Name: "metric_computation_total",
+			Help: "Metric computations, by the action the metric proposed, error and metric_type " +
+				"(Resource, Pods, Object, External, ContainerResource, as autoscaling/v2's metric source types).",
+			StabilityLevel: compbasemetrics.ALPHA,
+		}, []string{"action", "error", "metric_type"}),
+		computationDuration: compbasemetrics.NewHistogramVec(&compbasemetrics.HistogramOpts{
+			Namespace: "podpilot", Subsystem: hpaSubsystem, Name: "metric_computation_duration_seconds",
+			Help:    "Duration of reading and computing one metric of one PodAutoscaler, by action, error and metric_type.",
+			Buckets: buckets, StabilityLevel: compbasemetrics.ALPHA,
+		}, []string{"action", "error", "metric_type"}),
+		roundDuration: compbasemetrics.NewHistogram(&compbasemetrics.HistogramOpts{
+			Namespace: "podpilot", Subsystem: "autoscaler", Name: "round_duration_seconds",
+			Help:    "Duration of a round: from the first sync after an idle queue until the queue is empty and idle again.",
+			Buckets: buckets, StabilityLevel: compbasemetrics.ALPHA,
+		}),
+		roundLateness: compbasemetrics.NewGauge(&compbasemetrics.GaugeOpts{
+			Namespace: "podpilot", Subsystem: "autoscaler", Name: "round_lateness_seconds",
+			Help:           "How much later than one sync period after the previous round's start the last round started (0 when on time or early).",
+			StabilityLevel: compbasemetrics.ALPHA,
+		}),
+		queueDepth: compbasemetrics.NewGauge(&compbasemetrics.GaugeOpts{
+			Namespace: "podpilot", Subsystem: "autoscaler", Name: "queue_depth",
+			Help:           "PodAutoscalers waiting in the queue to be synced now.",
+			StabilityLevel: compbasemetrics.ALPHA,
+		}),
+		requests: compbasemetrics.NewCounterVec(&compbasemetrics.CounterOpts{
+			Namespace: "podpilot", Subsystem: "autoscaler", Name: "metric_requests_total",
+			Help:           "Metric reads asked by PodAutoscalers, by source (custom, resource).",
+			StabilityLevel: compbasemetrics.ALPHA,
+		}, []string{"source"}),
+		calls: compbasemetrics.NewCounterVec(&compbasemetrics.CounterOpts{
+			Namespace: "podpilot", Subsystem: "autoscaler", Name: "metric_source_calls_total",
+			Help: "Calls made to a metric source for those reads, by source; a custom call is one Prometheus query. " +
+				"The difference to podpilot_autoscaler_metric_requests_total is what batching saved.",
+			StabilityLevel: compbasemetrics.ALPHA,
+		}, []string{"source"}),
+	}
+	for _, c := range []compbasemetrics.Registerable{m.reconciliations, m.reconcileDuration, m.computations,
+		m.computationDuration, m.roundDuration, m.roundLateness, m.queueDepth, m.requests, m.calls} {
+		if err := r.Register(c); err != nil {
+			return nil, fmt.Errorf("register autoscaler metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// watch registers the per-PodAutoscaler series, read from lister while running() is true, and
+// sets the period rounds are measured against.
+func (m *Metrics) watch(lister podpilotlisters.PodAutoscalerLister, running func() bool, o Options) error {
+	if m == nil {
+		return nil
+	}
+	m.rounds.period = o.SyncPeriod
+	if err := m.registry.CustomRegister(newObjectCollector(lister, running, o.PerObjectMetrics)); err != nil {
+		return fmt.Errorf("register PodAutoscaler metrics: %w", err)
+	}
+	return nil
+}
+
+// counter returns the fetcher's Counter; nil without metrics.
+func (m *Metrics) counter() metrics.Counter {
+	if m == nil {
+		return nil
+	}
+	return fetchCounter{m}
+}
+
+// fetchCounter counts the fetcher's requests and source calls.
+type fetchCounter struct{ m *Metrics }
+
+func (f fetchCounter) Requested(source string) { f.m.requests.WithLabelValues(source).Inc() }
+func (f fetchCounter) Called(source string)    { f.m.calls.WithLabelValues(source).Inc() }
+
+// syncStarted records a sync starting at now with queued PodAutoscalers left in the queue.
+func (m *Metrics) syncStarted(now time.Time, queued int) {
+	if m == nil {
+		return
+	}
+	m.queueDepth.Set(float64(queued))
+	if late, ok := m.rounds.started(now); ok {
+		m.roundLateness.Set(late.Seconds())
+	}
+}
+
+// syncDone records a sync ending at now with queued PodAutoscalers in the queue.
+func (m *Metrics) syncDone(now time.Time, queued int) {
+	if m == nil {
+		return
+	}
+	m.queueDepth.Set(float64(queued))
+	if d, ok := m.rounds.done(now, queued); ok {
+		m.roundDuration.Observe(d.Seconds())
+	}
+}
+
+// rounds tells rounds apart: a round starts with a sync while none runs and none is queued, and
+// ends when the last sync ends with nothing queued.
+type rounds struct {
+	mu     sync.Mutex
+	period time.Duration
+	active int
+	start  time.Time
+	prev   time.Time
+}
+
+// started counts a sync starting at now; when it starts a round, it returns how late the round
+// is against the previous round's start plus one period (never negative).
+func (r *rounds) started(now time.Time) (time.Duration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.active++
+	if !r.start.IsZero() {
+		return 0, false
+	}
+	r.start = now
+	prev := r.prev
+	r.prev = now
+	if prev.IsZero() {
+		return 0, false
+	}
+	return max(0, now.Sub(prev.Add(r.period))), true
+}
+
+// done counts a sync ending at now; when it ends the round, it returns the round's duration.
+func (r *rounds) done(now time.Time, queued int) (time.Duration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.active--
+	if r.active > 0 || queued > 0 || r.start.IsZero() {
+		return 0, false
+	}
+	d := now.Sub(r.start)
+	r.start = time.Time{}
+	return d, true
+}
+
+// reconcile observes one sync of one PodAutoscaler; a nil *reconcile observes nothing.
+type reconcile struct {
+	m       *Metrics
+	clock   clock.PassiveClock
+	start   time.Time
+	action  string
+	errKind string
+	fetches []time.Duration
+}
+
+// reconcile starts observing a sync.
+func (m *Metrics) reconcile(clk clock.PassiveClock) *reconcile {
+	if m == nil {
+		return nil
+	}
+	return &reconcile{m: m, clock: clk, start: clk.Now(), action: actionNone}
+}
+
+// failed records err as the sync's error unless an earlier one was recorded.
+func (r *reconcile) failed(err error) {
+	if r == nil || err == nil || r.errKind != "" {
+		return
+	}
+	r.errKind = errorKind(err)
+}
+
+// fetched records how long reading the next metric took, from start.
+func (r *reconcile) fetched(start time.Time) {
+	if r == nil {
+		return
+	}
+	r.fetches = append(r.fetches, r.clock.Since(start))
+}
+
+// decided records each metric's computation, and the sync's action and error: a refused decision
+// (metrics failed) is the sync's error, as upstream, and so is a failed rescale.
+func (r *reconcile) decided(d decision.Decision, current int32, rescaleErr error) {
+	if r == nil {
+		return
+	}
+	for i, s := range d.Statuses {
+		action, kind := actionNone, errorKind(s.Err)
+		if s.Err == nil {
+			action = actionOf(current, s.Result.Replicas)
+		}
+		var dur time.Duration
+		if i < len(r.fetches) {
+			dur = r.fetches[i]
+		}
+		r.m.computations.WithLabelValues(action, kind, string(s.Kind)).Inc()
+		r.m.computationDuration.WithLabelValues(action, kind, string(s.Kind)).Observe(dur.Seconds())
+	}
+	if d.MetricsErr != nil && d.Metric == "" {
+		r.failed(d.MetricsErr)
+	}
+	r.failed(rescaleErr)
+	if d.Rescale && rescaleErr == nil {
+		r.action = actionOf(current, d.DesiredReplicas)
+	}
+}
+
+// done records the sync with its returned error.
+func (r *reconcile) done(err *error) {
+	if r == nil {
+		return
+	}
+	r.failed(*err)
+	if r.errKind == "" {
+		r.errKind = errorNone
+	}
+	r.m.reconciliations.WithLabelValues(r.action, r.errKind).Inc()
+	r.m.reconcileDuration.WithLabelValues(r.action, r.errKind).Observe(r.clock.Since(r.start).Seconds())
+}
+
+func actionOf(current, desired int32) string {
+	switch {
+	case desired > current:
+		return actionScaleUp
+	case desired < current:
+		return actionScaleDown
+	}
+	return actionNone
+}
+
+// errorKind is spec for errors in the PodAutoscaler's spec or its target's, internal otherwise.
+func errorKind(err error) string {
+	switch {
+	case err == nil:
+		return errorNone
+	case errors.Is(err, podpilotv1alpha1.ErrUnsupportedScaleTargetKind), errors.Is(err, ErrNoSelector),
+		errors.Is(err, decision.ErrNoMetricSpecs), errors.Is(err, decision.ErrUnknownMetricKind),
+		errors.Is(err, replicas.ErrInvalidTarget):
+		return errorSpec
+	}
+	return errorInternal
+}

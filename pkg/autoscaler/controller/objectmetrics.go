@@ -1,0 +1,170 @@
+package controller
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/labels"
+	compbasemetrics "k8s.io/component-base/metrics"
+
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	podpilotlisters "github.com/podpilot/podpilot/pkg/generated/listers/autoscaling/v1alpha1"
+)
+
+// objectCollector exports the PodAutoscalers as the informer holds them, at scrape time, while
+// this replica runs the autoscaler: their number and, when perObject, one series per object and
+// metric, as kube-state-metrics does for HPAs. A deleted PodAutoscaler's series go with it.
+type objectCollector struct {
+	compbasemetrics.BaseStableCollector
+
+	lister    podpilotlisters.PodAutoscalerLister
+	running   func() bool
+	perObject bool
+
+	count, desired, current, minReplicas, maxReplicas, value, target, condition *compbasemetrics.Desc
+}
+
+func newObjectCollector(lister podpilotlisters.PodAutoscalerLister, running func() bool, perObject bool) *objectCollector {
+	objectLabels := []string{"namespace", "name"}
+	metricLabels := []string{"namespace", "name", "metric_type", "metric", "target_type"}
+	conditionLabels := []string{"namespace", "name", "condition", "status"}
+	desc := func(name, help string, labels []string) *compbasemetrics.Desc {
+		return compbasemetrics.NewDesc("podpilot_podautoscaler_"+name, help, labels, nil, compbasemetrics.ALPHA, "")
+	}
+	return &objectCollector{
+		lister: lister, running: running, perObject: perObject,
+		count: compbasemetrics.NewDesc("podpilot_"+hpaSubsystem+"_num_horizontal_pod_autoscalers",
+			"PodAutoscalers controlled by this replica (0 series while it does not lead).", nil, nil, compbasemetrics.ALPHA, ""),
+		desired:     desc("desired_replicas", "status.desiredReplicas of the PodAutoscaler.", objectLabels),
+		current:     desc("current_replicas", "status.currentReplicas of the PodAutoscaler.", objectLabels),
+		minReplicas: desc("min_replicas", "spec.minReplicas of the PodAutoscaler (defaulted).", objectLabels),
+		maxReplicas: desc("max_replicas", "spec.maxReplicas of the PodAutoscaler.", objectLabels),
+		value: desc("metric_value", "Current value of a metric from status.currentMetrics, in the target's units "+
+			"(percent for Utilization); absent while the metric fails.", metricLabels),
+		target:    desc("metric_target", "Target of a metric from the spec (percent for Utilization).", metricLabels),
+		condition: desc("condition", "1 for the status a condition of the PodAutoscaler has, 0 for the others.", conditionLabels),
+	}
+}
+
+// DescribeWithStability sends the collector's descriptors.
+func (c *objectCollector) DescribeWithStability(ch chan<- *compbasemetrics.Desc) {
+	for _, d := range []*compbasemetrics.Desc{c.count, c.desired, c.current, c.minReplicas, c.maxReplicas, c.value, c.target, c.condition} {
+		ch <- d
+	}
+}
+
+// CollectWithStability sends the series of every PodAutoscaler in the informer.
+func (c *objectCollector) CollectWithStability(ch chan<- compbasemetrics.Metric) {
+	if !c.running() {
+		return
+	}
+	pas, err := c.lister.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	ch <- compbasemetrics.NewLazyConstMetric(c.count, compbasemetrics.GaugeValue, float64(len(pas)))
+	if !c.perObject {
+		return
+	}
+	for _, pa := range pas {
+		c.collect(ch, pa)
+	}
+}
+
+func (c *objectCollector) collect(ch chan<- compbasemetrics.Metric, pa *podpilotv1alpha1.PodAutoscaler) {
+	gauge := func(d *compbasemetrics.Desc, v float64, lvs ...string) {
+		ch <- compbasemetrics.NewLazyConstMetric(d, compbasemetrics.GaugeValue, v, append([]string{pa.Namespace, pa.Name}, lvs...)...)
+	}
+	gauge(c.desired, float64(pa.Status.DesiredReplicas))
+	gauge(c.current, float64(pa.Status.CurrentReplicas))
+	gauge(c.minReplicas, float64(pa.Spec.MinReplicasOrDefault()))
+	gauge(c.maxReplicas, float64(pa.Spec.MaxReplicas))
+	for _, m := range metricsOfObject(pa) {
+		lvs := []string{string(m.typ), m.name, string(m.targetType)}
+		gauge(c.target, m.target, lvs...)
+		if m.hasValue {
+			gauge(c.value, m.value, lvs...)
+		}
+	}
+	for _, cond := range pa.Status.Conditions {
+		for _, s := range []string{"true", "false", "unknown"} {
+			v := 0.0
+			if s == lowerStatus(string(cond.Status)) {
+				v = 1
+			}
+			gauge(c.condition, v, cond.Type, s)
+		}
+	}
+}
+
+func lowerStatus(s string) string {
+	switch s {
+	case "True":
+		return "true"
+	case "False":
+		return "false"
+	}
+	return "unknown"
+}
+
+// objectMetric is one metric of a PodAutoscaler: its target from the spec and its current value
+// from the status.
+type objectMetric struct {
+	typ        podpilotv1alpha1.MetricSourceType
+	name       string
+	targetType podpilotv1alpha1.MetricTargetType
+	target     float64
+	value      float64
+	hasValue   bool
+}
+
+// metricsOfObject pairs the spec's metrics with status.currentMetrics, which lists them in the
+// same order. A metric whose labels repeat an earlier one's is skipped, since a scrape must not
+// carry one series twice.
+func metricsOfObject(pa *podpilotv1alpha1.PodAutoscaler) []objectMetric {
+	var out []objectMetric
+	for _, m := range pa.Spec.CustomMetrics {
+		out = append(out, objectMetric{typ: podpilotv1alpha1.CustomMetricSourceType, name: m.MetricName,
+			targetType: podpilotv1alpha1.AverageValueMetricType, target: m.AverageValue.AsApproximateFloat64()})
+	}
+	for _, m := range pa.Spec.ResourceMetrics {
+		om := objectMetric{typ: podpilotv1alpha1.ResourceMetricSourceType, name: string(m.ResourceName), targetType: m.TargetType}
+		switch {
+		case m.TargetType == podpilotv1alpha1.UtilizationMetricType && m.AverageUtilization != nil:
+			om.target = float64(*m.AverageUtilization)
+		case m.AverageValue != nil:
+			om.target = m.AverageValue.AsApproximateFloat64()
+		}
+		out = append(out, om)
+	}
+	seen := map[string]bool{}
+	unique := out[:0]
+	for i, m := range out {
+		key := fmt.Sprint(m.typ, "/", m.name, "/", m.targetType)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if i < len(pa.Status.CurrentMetrics) {
+			m.value, m.hasValue = currentValue(pa.Status.CurrentMetrics[i], m)
+		}
+		unique = append(unique, m)
+	}
+	return unique
+}
+
+// currentValue is s's value in m's units, when s is m's status and has one.
+func currentValue(s podpilotv1alpha1.MetricStatus, m objectMetric) (float64, bool) {
+	if s.Type != m.typ || s.Name != m.name {
+		return 0, false
+	}
+	if m.targetType == podpilotv1alpha1.UtilizationMetricType {
+		if s.AverageUtilization == nil {
+			return 0, false
+		}
+		return float64(*s.AverageUtilization), true
+	}
+	if s.AverageValue == nil {
+		return 0, false
+	}
+	return s.AverageValue.AsApproximateFloat64(), true
+}
