@@ -24,6 +24,10 @@ all: build
 build: ## Build bin/podpilot.
 	go build -ldflags "$(LDFLAGS)" -o bin/podpilot ./cmd/adapter
 
+.PHONY: version
+version: ## Print the version make build stamps into bin/podpilot.
+	@echo $(VERSION)
+
 .PHONY: tools
 tools: ## Build etcd, kube-apiserver, kube-controller-manager, kwok and helm (cached) and install Prometheus.
 	hack/build-tools.sh

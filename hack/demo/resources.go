@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
 	"github.com/podpilot/podpilot/pkg/provider/rules"
@@ -40,53 +42,65 @@ func (d *demo) writeRules() (string, error) {
 	return path, nil
 }
 
-// registerAPIs asks the running podpilot whether it serves
-// metrics.k8s.io/v1beta1 and registers the APIServices it serves. Without
-// metrics.k8s.io the example's cpu and memory targets are left out, with one
-// line saying why: a metric the autoscaler cannot read blocks scale-down.
+// demoAPIWait bounds the wait for every API the demo needs.
+const demoAPIWait = 2 * time.Minute
+
+// demoAPIPaths are the API groups the seed example needs from podpilot: the per-pod qps
+// (custom), the external kind, and cpu and memory (metrics.k8s.io).
+var demoAPIPaths = []string{
+	"/apis/custom.metrics.k8s.io/v1beta2",
+	"/apis/external.metrics.k8s.io/v1beta1",
+	"/apis/metrics.k8s.io/v1beta1",
+}
+
+// registerAPIs waits, bounded by demoAPIWait, until the running podpilot answers 200 for
+// every API group the seed example needs, then registers its APIServices. The demo never
+// leaves part of the example out: if one API never answers, it fails naming it.
 func (d *demo) registerAPIs(ctx context.Context) error {
-	code, err := d.probeResourceAPI(ctx)
-	if err == nil && code == http.StatusOK {
-		if err := d.cluster.RegisterMetricsAPIs(ctx, d.pp.Port); err != nil {
-			return fmt.Errorf("register podpilot's APIServices: %w", err)
+	last := map[string]string{}
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, demoAPIWait, true, func(ctx context.Context) (bool, error) {
+		for _, path := range demoAPIPaths {
+			if last[path] == "200" {
+				continue
+			}
+			code, err := d.probe(ctx, path)
+			last[path] = fmt.Sprint(code)
+			if err != nil {
+				last[path] = err.Error()
+			}
 		}
-		d.resources = true
-		d.step("APIServices %s are Available", strings.Join(framework.MetricsAPIServices, ", "))
-		return nil
-	}
-	why := fmt.Sprintf("GET /apis/metrics.k8s.io/v1beta1 answers %d", code)
+		return len(missingAPIs(last)) == 0, nil
+	})
 	if err != nil {
-		why = err.Error()
+		return fmt.Errorf("podpilot does not serve every API the seed example needs within %s: %s: %w",
+			demoAPIWait, strings.Join(missingAPIs(last), "; "), err)
 	}
-	custom := without(framework.MetricsAPIServices, "v1beta1.metrics.k8s.io")
-	if err := d.cluster.RegisterSomeMetricsAPIs(ctx, d.pp.Port, custom...); err != nil {
+	if err := d.cluster.RegisterMetricsAPIs(ctx, d.pp.Port); err != nil {
 		return fmt.Errorf("register podpilot's APIServices: %w", err)
 	}
-	d.step("APIServices %s are Available", strings.Join(custom, ", "))
-	d.step("cpu/memory targets left out: this bin/podpilot does not serve metrics.k8s.io (%s),\n"+
-		"and a metric it cannot read would block scale-down; the PodAutoscaler follows zdns_vanguard_qps only", why)
+	d.resources = true
+	d.step("APIServices %s are Available", strings.Join(framework.MetricsAPIServices, ", "))
 	return nil
 }
 
-// without returns names without drop.
-func without(names []string, drop string) []string {
+// missingAPIs lists the paths whose last answer was not 200, with that answer.
+func missingAPIs(last map[string]string) []string {
 	var out []string
-	for _, n := range names {
-		if n != drop {
-			out = append(out, n)
+	for _, path := range demoAPIPaths {
+		if last[path] != "200" {
+			out = append(out, fmt.Sprintf("GET %s answered %q", path, last[path]))
 		}
 	}
 	return out
 }
 
-// probeResourceAPI GETs /apis/metrics.k8s.io/v1beta1 from podpilot itself
-// as cluster-admin and returns the status code.
-func (d *demo) probeResourceAPI(ctx context.Context) (int, error) {
+// probe GETs path from podpilot itself as cluster-admin and returns the status code.
+func (d *demo) probe(ctx context.Context, path string) (int, error) {
 	hc, err := rest.HTTPClientFor(d.cluster.DirectConfig(d.pp))
 	if err != nil {
 		return 0, fmt.Errorf("build a client for podpilot: %w", err)
 	}
-	url := fmt.Sprintf("https://127.0.0.1:%d/apis/metrics.k8s.io/v1beta1", d.pp.Port)
+	url := fmt.Sprintf("https://127.0.0.1:%d%s", d.pp.Port, path)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 0, fmt.Errorf("build request: %w", err)

@@ -65,7 +65,8 @@ func run(m *testing.M) int {
 	defer cancel()
 	root := framework.RepoRoot()
 	podpilotBinary = filepath.Join(root, "bin", "podpilot")
-	build := exec.CommandContext(ctx, "go", "build", "-o", podpilotBinary, "./cmd/adapter")
+	// make build: the same version stamp as a release build.
+	build := exec.CommandContext(ctx, "make", "--no-print-directory", "build")
 	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "build podpilot: %v\n", err)

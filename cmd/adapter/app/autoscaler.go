@@ -79,8 +79,11 @@ func clientsConfig(cfg *rest.Config, qps float32, burst int) *rest.Config {
 // call has a budget of its own, sized by --kube-api-qps and --kube-api-burst:
 // scale writes (decisions come first), status writes (the controller's
 // StatusLimiter, which defers cosmetic writes), events, and the reads
-// (informers, the lease, metrics.k8s.io). Its own metrics go to registry.
-func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource, registry compbasemetrics.KubeRegistry) (*autoscaler, error) {
+// (the lease, metrics.k8s.io). Its own metrics go to registry. Its pod,
+// deployment and statefulset informers come from the shared typed factory
+// kubeInf, which Run builds once for both halves.
+func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource, registry compbasemetrics.KubeRegistry,
+	kubeInf kubeinformers.SharedInformerFactory) (*autoscaler, error) {
 	qps, burst := o.Autoscaler.KubeAPIQPS, o.Autoscaler.KubeAPIBurst
 	readCfg := clientsConfig(cfg, qps, burst)
 	kube, err := kubernetes.NewForConfig(readCfg)
@@ -105,7 +108,7 @@ func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource, re
 	}
 	a := &autoscaler{
 		kube:        kube,
-		kubeInf:     kubeinformers.NewSharedInformerFactory(kube, 0),
+		kubeInf:     kubeInf,
 		podpilotInf: externalversions.NewSharedInformerFactory(pp, 0),
 		broadcaster: events.NewBroadcaster(&events.EventSinkImpl{Interface: eventClient.EventsV1()}),
 		election:    o.LeaderElection,
@@ -142,7 +145,7 @@ func (a *autoscaler) readyz() healthz.HealthChecker {
 
 // Run starts the informers and event sink, then runs the controller while
 // this replica leads, until ctx is done. It stops the controller first, then
-// the informers and the event sink.
+// its own informers and the event sink.
 func (a *autoscaler) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	if err := a.broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
@@ -151,7 +154,7 @@ func (a *autoscaler) Run(ctx context.Context) error {
 	defer a.broadcaster.Shutdown()
 	a.kubeInf.Start(ctx.Done())
 	a.podpilotInf.Start(ctx.Done())
-	defer a.kubeInf.Shutdown()
+	// The shared kubeInf is Run's to shut down, once every user has stopped.
 	defer a.podpilotInf.Shutdown()
 	for typ, ok := range a.kubeInf.WaitForCacheSync(ctx.Done()) {
 		if !ok {

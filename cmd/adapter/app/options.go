@@ -59,16 +59,20 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.Adapter.InstallFlags()
 	serving := o.Adapter.SecureServing
 	serving.BindPort = defaultSecurePort
-	// No certificate directory: without --tls-cert-file a self-signed
-	// certificate is kept in memory, so a read-only root filesystem works.
+	// No certificate directory by default: without --tls-cert-file a
+	// self-signed certificate is kept in memory, so a read-only root
+	// filesystem works. With --cert-dir it is written to (or read from)
+	// <cert-dir>/apiserver.{crt,key}, the apiserver library's pair name.
 	serving.ServerCert.CertDirectory = ""
-	serving.ServerCert.PairName = ""
 	if f := o.Adapter.FlagSet.Lookup("secure-port"); f != nil {
 		f.DefValue = fmt.Sprint(defaultSecurePort)
 	}
 	if f := o.Adapter.FlagSet.Lookup("cert-dir"); f != nil {
 		f.DefValue = ""
 	}
+	// The library's flag needs the RemoteRequestHeaderUID feature gate, which podpilot does
+	// not expose: every use of it fails validation, so it is not offered.
+	_ = o.Adapter.FlagSet.MarkHidden("requestheader-uid-headers")
 
 	o.Prometheus.AddFlags(fss.FlagSet("prometheus"))
 	o.Metrics.AddFlags(fss.FlagSet("metrics discovery"))

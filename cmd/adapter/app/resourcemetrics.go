@@ -8,19 +8,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
 
 	"github.com/podpilot/podpilot/pkg/provider/metricsapi"
 	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 	"github.com/podpilot/podpilot/pkg/provider/resourcemetrics"
 )
 
-// installResourceMetrics serves metrics.k8s.io/v1beta1 from the rule file's
-// resourceRules, on the same server and Prometheus client as the custom and
-// external metrics.
+// installResourceMetrics serves metrics.k8s.io/v1beta1 from the rule file's resourceRules, on
+// the same server, Prometheus client and cluster cache as the custom and external metrics.
 func installResourceMetrics(o *Options, server *genericapiserver.GenericAPIServer, p *metricsapi.Provider,
-	prom prometheus.Client, meta metadata.Interface) error {
+	prom prometheus.Client, inf *clusterInformers) error {
 	cfg, err := o.Adapter.Config() // the config Server() was built from (cached)
 	if err != nil {
 		return fmt.Errorf("API server config: %w", err)
@@ -28,9 +25,8 @@ func installResourceMetrics(o *Options, server *genericapiserver.GenericAPIServe
 	if err := resourcemetrics.AddOpenAPIDefinitions(cfg.GenericConfig); err != nil {
 		return fmt.Errorf("resource metrics OpenAPI: %w", err)
 	}
-	factory := metadatainformer.NewSharedInformerFactory(meta, 0)
-	pods := factory.ForResource(corev1.SchemeGroupVersion.WithResource("pods"))
-	nodes := factory.ForResource(corev1.SchemeGroupVersion.WithResource("nodes"))
+	pods := inf.ForResource(podsResource())
+	nodes := inf.ForResource(corev1.SchemeGroupVersion.WithResource("nodes"))
 	rm, err := resourcemetrics.New(resourcemetrics.Config{
 		Prometheus: prom, Rules: p.ResourceQueries, Pods: pods.Lister(), Nodes: nodes.Lister(),
 	})
@@ -40,16 +36,9 @@ func installResourceMetrics(o *Options, server *genericapiserver.GenericAPIServe
 	if err := rm.Install(server); err != nil {
 		return fmt.Errorf("install resource metrics API: %w", err)
 	}
-	err = server.AddPostStartHook("podpilot-resource-metrics-informers", func(hc genericapiserver.PostStartHookContext) error {
-		factory.Start(hc.Done())
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("add resource metrics informers hook: %w", err)
-	}
 	return server.AddReadyzChecks(healthz.NamedCheck("resource-metrics-informers", func(*http.Request) error {
 		if !pods.Informer().HasSynced() || !nodes.Informer().HasSynced() {
-			return errors.New("pod and node metadata informers have not synced")
+			return errors.New("pod and node informers have not synced")
 		}
 		return nil
 	}))

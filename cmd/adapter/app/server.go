@@ -8,10 +8,8 @@ import (
 	promclient "github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 	apimetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	"k8s.io/apiserver/pkg/server"
-	"k8s.io/client-go/metadata"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -42,7 +40,8 @@ as an aggregated API, and runs an embedded autoscaler for PodAutoscaler resource
 			if err := o.Validate(); err != nil {
 				return fmt.Errorf("invalid flags: %w", err)
 			}
-			return Run(server.SetupSignalContext(), o)
+			ctx := server.SetupSignalContext()
+			return Run(ctx, o, reloadOnSIGHUP(ctx))
 		},
 		Args: cobra.NoArgs,
 	}
@@ -54,13 +53,23 @@ as an aggregated API, and runs an embedded autoscaler for PodAutoscaler resource
 	return cmd
 }
 
-// Run serves podpilot until ctx is cancelled.
-func Run(ctx context.Context, o *Options) error {
+// Run serves podpilot until ctx is cancelled. A receive on reload makes the provider re-read
+// its rule file. Run returns only once everything it started has stopped; an API server that
+// fails stops the provider and the autoscaler, and Run returns its error.
+func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 	logger := klog.FromContext(ctx)
 	logger.Info("Starting podpilot", "version", version.Get().GitVersion)
 
+	restCfg, err := o.Adapter.ClientConfig()
+	if err != nil {
+		return fmt.Errorf("kubernetes client config: %w", err)
+	}
+	cache, err := newClusterInformers(restCfg)
+	if err != nil {
+		return err
+	}
 	registry := metrics.NewKubeRegistry()
-	provider, prom, meta, err := newProvider(o, registry)
+	provider, prom, err := newProvider(o, registry, cache, reload)
 	if err != nil {
 		return err
 	}
@@ -74,12 +83,12 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("build API server: %w", err)
 	}
-	if err := srv.GenericAPIServer.AddReadyzChecks(provider.HealthChecker()); err != nil {
-		return fmt.Errorf("add readiness check: %w", err)
+	if err := addReadiness(o, srv.GenericAPIServer, provider, cache, restCfg); err != nil {
+		return err
 	}
 	// metrics.k8s.io is served only when the rule file has resourceRules at start-up.
 	if provider.ResourceQueries() != nil {
-		if err := installResourceMetrics(o, srv.GenericAPIServer, provider, prom, meta); err != nil {
+		if err := installResourceMetrics(o, srv.GenericAPIServer, provider, prom, cache); err != nil {
 			return err
 		}
 		logger.Info("Serving metrics.k8s.io from the rule file's resourceRules")
@@ -87,13 +96,14 @@ func Run(ctx context.Context, o *Options) error {
 	srv.GenericAPIServer.Handler.NonGoRestfulMux.Handle("/metrics", promhttp.HandlerFor(
 		promclient.Gatherers{legacyregistry.DefaultGatherer, registry}, promhttp.HandlerOpts{}))
 
-	var scaler *autoscaler
+	l := lifecycle{
+		server: func(ctx context.Context) error { return srv.GenericAPIServer.PrepareRun().RunWithContext(ctx) },
+		cache:  cache,
+		parts:  []func(context.Context) error{provider.Run},
+	}
 	if o.Autoscaler.Enabled {
-		restCfg, err := o.Adapter.ClientConfig()
+		scaler, err := newAutoscaler(o, restCfg, provider.FreshReads(), registry, cache.kube)
 		if err != nil {
-			return fmt.Errorf("kubernetes client config: %w", err)
-		}
-		if scaler, err = newAutoscaler(o, restCfg, provider.FreshReads(), registry); err != nil {
 			return err
 		}
 		if err := srv.GenericAPIServer.AddReadyzChecks(scaler.readyz()); err != nil {
@@ -102,69 +112,35 @@ func Run(ctx context.Context, o *Options) error {
 		if err := srv.GenericAPIServer.AddLivezChecks(0, scaler.ctrl.Healthz()); err != nil {
 			return fmt.Errorf("add liveness check: %w", err)
 		}
+		l.parts = append(l.parts, scaler.Run)
 	}
-
-	// The API server stops last: it keeps serving until the autoscaler and
-	// the provider have returned.
-	serverCtx, stopServer := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopServer()
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return provider.Run(ctx) })
-	if scaler != nil {
-		g.Go(func() error { return scaler.Run(ctx) })
-	}
-	serverDone := make(chan error, 1)
-	go func() {
-		if err := srv.GenericAPIServer.PrepareRun().RunWithContext(serverCtx); err != nil {
-			serverDone <- fmt.Errorf("run API server: %w", err)
-		}
-		close(serverDone)
-	}()
-	select {
-	case err := <-serverDone:
-		return err
-	case <-ctx.Done():
-	}
-	err = g.Wait()
-	stopServer()
-	if serr := <-serverDone; serr != nil && err == nil {
-		err = serr
-	}
-	return err
+	return l.run(ctx)
 }
 
 // newProvider builds the Prometheus-backed metrics provider shared by the API
 // server and the autoscaler.
-func newProvider(o *Options, registry metrics.KubeRegistry) (*metricsapi.Provider, prometheus.Client, metadata.Interface, error) {
+func newProvider(o *Options, registry metrics.KubeRegistry, inf metricsapi.Informers, reload <-chan struct{}) (*metricsapi.Provider, prometheus.Client, error) {
 	promCfg, err := o.Prometheus.Config()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("prometheus options: %w", err)
+		return nil, nil, fmt.Errorf("prometheus options: %w", err)
 	}
 	promMetrics, err := prometheus.NewMetrics(registry)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("register prometheus client metrics: %w", err)
+		return nil, nil, fmt.Errorf("register prometheus client metrics: %w", err)
 	}
 	prom, err := prometheus.New(promCfg, promMetrics)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("build prometheus client: %w", err)
+		return nil, nil, fmt.Errorf("build prometheus client: %w", err)
 	}
 	mapper, err := o.Adapter.RESTMapper()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("build REST mapper: %w", err)
-	}
-	restCfg, err := o.Adapter.ClientConfig()
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("kubernetes client config: %w", err)
-	}
-	meta, err := metadata.NewForConfig(restCfg)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("build metadata client: %w", err)
+		return nil, nil, fmt.Errorf("build REST mapper: %w", err)
 	}
 	p, err := metricsapi.New(metricsapi.Config{
-		Options: *o.Metrics, Prometheus: prom, Mapper: mapper, Metadata: meta, Registry: registry,
+		Options: *o.Metrics, Prometheus: prom, Mapper: mapper, Informers: inf, Registry: registry, Reload: reload,
 	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("build metrics provider: %w", err)
+		return nil, nil, fmt.Errorf("build metrics provider: %w", err)
 	}
-	return p, prom, meta, nil
+	return p, prom, nil
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata/fake"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/component-base/metrics"
 	testingclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
@@ -73,7 +74,7 @@ func benchProvider(b *testing.B, pods int, configure func(*Config)) *Provider {
 		Options:    *NewOptions(),
 		Prometheus: prom,
 		Mapper:     rules.StaticMapper(),
-		Metadata:   fake.NewSimpleMetadataClient(scheme, objs...),
+		Informers:  metadatainformer.NewSharedInformerFactory(fake.NewSimpleMetadataClient(scheme, objs...), 0),
 		Registry:   metrics.NewKubeRegistry(),
 		Clock:      testingclock.NewFakeClock(testNow),
 	}
@@ -84,7 +85,7 @@ func benchProvider(b *testing.B, pods int, configure func(*Config)) *Provider {
 	}
 	p.refresh(b.Context())
 	p.objects.start(b.Context())
-	b.Cleanup(p.objects.shutdown)
+	b.Cleanup(stopInformers(p))
 	return p
 }
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
@@ -61,6 +63,7 @@ func ruleRefs(set *rules.RuleSet) []ruleRef {
 // owns last: per series query, the series shapes of its last successful call.
 type discoverer struct {
 	prom    prometheus.Client
+	mapper  apimeta.RESTMapper // decides which resources are namespaced
 	clock   clock.PassiveClock
 	maxAge  time.Duration
 	metrics *providerMetrics
@@ -108,7 +111,7 @@ func (d *discoverer) discover(ctx context.Context, set *rules.RuleSet) *snapshot
 			"rules", users[q], "keptSeries", len(previous), "hadPrevious", ok)
 	}
 	d.last = current // drops queries that the rules no longer use
-	snap := buildSnapshot(refs, current)
+	snap := buildSnapshot(refs, current, d.mapper)
 	d.metrics.observeDiscovery(d.clock.Since(start), len(snap.customList), len(snap.externalList))
 	logger.V(2).Info("Discovered metrics", "seriesQueries", len(queries), "custom", len(snap.customList),
 		"external", len(snap.externalList), "duration", d.clock.Since(start))
@@ -180,8 +183,10 @@ func compactSeries(sets []model.LabelSet) []rules.Series {
 }
 
 // buildSnapshot describes every series with every rule using its query; the first rule (in file
-// order) that yields a metric serves it.
-func buildSnapshot(refs []ruleRef, seriesByQuery map[string][]rules.Series) *snapshot {
+// order) that yields a metric serves it. A resource is served namespaced when its series are
+// and mapper says the resource is namespace-scoped (nodes, namespaces, persistentvolumes and
+// cluster-scoped custom resources are not).
+func buildSnapshot(refs []ruleRef, seriesByQuery map[string][]rules.Series, mapper apimeta.RESTMapper) *snapshot {
 	snap := emptySnapshot()
 	for _, ref := range refs {
 		for _, s := range seriesByQuery[ref.rule.SeriesQuery()] {
@@ -198,7 +203,8 @@ func buildSnapshot(refs []ruleRef, seriesByQuery map[string][]rules.Series) *sna
 				continue
 			}
 			for _, res := range info.Resources {
-				key := provider.CustomMetricInfo{GroupResource: res.GroupResource, Namespaced: res.Namespaced, Metric: info.Metric}
+				namespaced := res.Namespaced && namespaceScoped(mapper, res.GroupResource)
+				key := provider.CustomMetricInfo{GroupResource: res.GroupResource, Namespaced: namespaced, Metric: info.Metric}
 				if _, taken := snap.custom[key]; !taken {
 					snap.custom[key] = entry
 					snap.customList = append(snap.customList, key)
@@ -207,4 +213,18 @@ func buildSnapshot(refs []ruleRef, seriesByQuery map[string][]rules.Series) *sna
 		}
 	}
 	return snap
+}
+
+// namespaceScoped asks mapper whether gr is namespace-scoped; a resource it cannot map keeps
+// the rule's decision (namespaced).
+func namespaceScoped(mapper apimeta.RESTMapper, gr schema.GroupResource) bool {
+	gvk, err := mapper.KindFor(gr.WithVersion(""))
+	if err != nil {
+		return true
+	}
+	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return true
+	}
+	return m.Scope.Name() == apimeta.RESTScopeNameNamespace
 }

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/metadata/fake"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
 	testingclock "k8s.io/utils/clock/testing"
@@ -133,7 +134,7 @@ func testProvider(t *testing.T, prom *fakeProm, rulesFile string, objs ...runtim
 		Options:    *NewOptions(),
 		Prometheus: prom,
 		Mapper:     rules.StaticMapper(),
-		Metadata:   fake.NewSimpleMetadataClient(scheme, objs...),
+		Informers:  metadatainformer.NewSharedInformerFactory(fake.NewSimpleMetadataClient(scheme, objs...), 0),
 		Registry:   reg,
 		Clock:      testingclock.NewFakeClock(testNow),
 	}
@@ -152,7 +153,7 @@ func servingProvider(t *testing.T, prom *fakeProm, rulesFile string, objs ...run
 	p, _ := testProvider(t, prom, rulesFile, objs...)
 	p.refresh(t.Context())
 	p.objects.start(t.Context())
-	t.Cleanup(p.objects.shutdown)
+	t.Cleanup(stopInformers(p))
 	return p
 }
 
@@ -205,4 +206,9 @@ func counterValue(t *testing.T, c *metrics.CounterVec, lvs ...string) float64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// stopInformers returns a func that waits for the test provider's informers to stop.
+func stopInformers(p *Provider) func() {
+	return p.objects.informers.(metadatainformer.SharedInformerFactory).Shutdown
 }

@@ -8,8 +8,9 @@ import (
 
 	"github.com/spf13/pflag"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/informers"
 	"k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
@@ -103,12 +104,27 @@ type Config struct {
 	Prometheus prometheus.Client
 	// Mapper normalizes group-resources and gives their kinds and versions.
 	Mapper apimeta.RESTMapper
-	// Metadata backs the metadata-only informers that resolve label selectors to object names.
-	Metadata metadata.Interface
+	// Informers gives the shared informers that resolve label selectors to object names.
+	Informers Informers
 	// Registry receives the provider's own metrics.
 	Registry metrics.KubeRegistry
-	// Clock gives the discovery window and times discovery passes; nil means the real clock.
-	Clock clock.PassiveClock
+	// Reload, when it receives, makes Run re-read the rule file and rediscover at once (cmd
+	// sends on SIGHUP). Nil means never.
+	Reload <-chan struct{}
+	// Clock drives the discovery and rule-file poll loops, gives the discovery window and
+	// times discovery passes; nil means the real clock.
+	Clock clock.WithTicker
+}
+
+// Informers gives the cluster's shared informers, one per resource. cmd builds the factories
+// once, with transforms that strip objects, and hands them to every reader; the provider asks
+// for an informer on a resource's first request and starts it with Start.
+type Informers interface {
+	// ForResource returns the shared informer of gvr; its objects carry at least their name,
+	// namespace and labels.
+	ForResource(gvr schema.GroupVersionResource) informers.GenericInformer
+	// Start starts the informers asked for so far that are not running yet.
+	Start(stopCh <-chan struct{})
 }
 
 // validate checks the dependencies; Options.Validate checks the options.
@@ -120,8 +136,8 @@ func (c *Config) validate() error {
 	if c.Mapper == nil {
 		errs = append(errs, errors.New("rest mapper is required"))
 	}
-	if c.Metadata == nil {
-		errs = append(errs, errors.New("metadata client is required"))
+	if c.Informers == nil {
+		errs = append(errs, errors.New("informers are required"))
 	}
 	if c.Registry == nil {
 		errs = append(errs, errors.New("metrics registry is required"))

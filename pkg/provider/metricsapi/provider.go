@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"os/signal"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -34,6 +31,8 @@ type Provider struct {
 	objects  *objectCache
 	metrics  *providerMetrics
 	interval time.Duration
+	clock    clock.WithTicker
+	reloadCh <-chan struct{}
 
 	customQueries   *sharedQueries[objectSamples]
 	externalQueries *sharedQueries[model.Vector]
@@ -73,11 +72,13 @@ func New(cfg Config) (*Provider, error) {
 	p := &Provider{
 		prom:     cfg.Prometheus,
 		mapper:   cfg.Mapper,
-		objects:  newObjectCache(cfg.Metadata),
+		objects:  newObjectCache(cfg.Informers),
 		metrics:  m,
 		interval: cfg.DiscoveryInterval,
+		clock:    clk,
+		reloadCh: cfg.Reload,
 		source:   source,
-		disc:     &discoverer{prom: cfg.Prometheus, clock: clk, maxAge: cfg.SeriesMaxAge, metrics: m},
+		disc:     &discoverer{prom: cfg.Prometheus, mapper: cfg.Mapper, clock: clk, maxAge: cfg.SeriesMaxAge, metrics: m},
 		rules:    res.set,
 
 		customQueries:   newSharedQueries[objectSamples](clk, cfg.QueryCacheMaxAge, m.queryCounter(apiCustom)),
@@ -89,42 +90,41 @@ func New(cfg Config) (*Provider, error) {
 }
 
 // Run discovers metrics at once and then every DiscoveryInterval, reloads the rule file when
-// its content changes or on SIGHUP (rediscovering at once after a good reload), and serves the
-// object informers, until ctx is done. It returns nil then; it may be called only once.
+// its content changes or when Config.Reload receives (rediscovering at once after a good
+// reload), and serves the object informers, until ctx is done. It returns nil then; it may be
+// called only once. Its loops run on the Config's clock.
 func (p *Provider) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
 		return errors.New("metrics provider is already running")
 	}
 	p.objects.start(ctx)
-	defer p.objects.shutdown()
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 
 	p.refresh(ctx)
-	relist := time.NewTicker(p.interval)
-	defer relist.Stop()
+	relist := p.clock.NewTicker(p.interval)
+	defer func() { relist.Stop() }()
 	var poll <-chan time.Time
 	if p.source.path != "" {
-		t := time.NewTicker(rulesPollInterval)
+		t := p.clock.NewTicker(rulesPollInterval)
 		defer t.Stop()
-		poll = t.C
+		poll = t.C()
 	}
 	for {
+		reloaded := false
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-relist.C:
+		case <-relist.C():
 			p.refresh(ctx)
 		case <-poll:
-			if p.reload(ctx, reloadTrigger) {
-				p.refresh(ctx)
-				relist.Reset(p.interval)
-			}
-		case <-hup:
+			reloaded = p.reload(ctx, reloadTrigger)
+		case <-p.reloadCh:
 			p.reload(ctx, reloadOnSignal)
+			reloaded = true
+		}
+		if reloaded {
 			p.refresh(ctx)
-			relist.Reset(p.interval)
+			relist.Stop() // the next pass is a full interval after this one
+			relist = p.clock.NewTicker(p.interval)
 		}
 	}
 }

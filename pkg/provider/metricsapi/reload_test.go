@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -13,7 +12,9 @@ import (
 	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/metadata/fake"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/component-base/metrics"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
@@ -158,8 +159,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		},
 		{
 			name:   "every missing dependency is named",
-			mutate: func(c *Config) { c.Metadata, c.Prometheus = nil, nil },
-			want:   []string{"metadata client is required", "prometheus client is required"},
+			mutate: func(c *Config) { c.Informers, c.Prometheus = nil, nil },
+			want:   []string{"informers are required", "prometheus client is required"},
 		},
 	}
 	for _, tt := range tests {
@@ -168,7 +169,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 				Options:    *NewOptions(),
 				Prometheus: &fakeProm{},
 				Mapper:     rules.StaticMapper(),
-				Metadata:   fake.NewSimpleMetadataClient(fake.NewTestScheme()),
+				Informers:  metadatainformer.NewSharedInformerFactory(fake.NewSimpleMetadataClient(fake.NewTestScheme()), 0),
 				Registry:   metrics.NewKubeRegistry(),
 			}
 			tt.mutate(&cfg)
@@ -185,33 +186,91 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 }
 
-func TestRunReloadsOnSIGHUPAndStopsWithContext(t *testing.T) {
-	path := rulesFile(t, gaugeRules)
-	p, _ := testProvider(t, &fakeProm{series: reloadSeries()}, path)
+// runLoop runs p.Run on a fake clock with a reload trigger until the test ends, and waits for
+// the first discovery pass.
+type runLoop struct {
+	clock  *testingclock.FakeClock
+	reload chan struct{}
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startRunLoop(t *testing.T, prom *fakeProm, path string) (*Provider, *runLoop) {
+	t.Helper()
+	l := &runLoop{clock: testingclock.NewFakeClock(testNow), reload: make(chan struct{}), done: make(chan error, 1)}
+	p, err := New(Config{
+		Options:    Options{RulesFile: path, DiscoveryInterval: DefaultDiscoveryInterval, SeriesMaxAge: DefaultSeriesMaxAge},
+		Prometheus: prom,
+		Mapper:     rules.StaticMapper(),
+		Informers:  metadatainformer.NewSharedInformerFactory(fake.NewSimpleMetadataClient(fake.NewTestScheme()), 0),
+		Registry:   metrics.NewKubeRegistry(),
+		Reload:     l.reload,
+		Clock:      l.clock,
+	})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
+	l.cancel = cancel
+	go func() { l.done <- p.Run(ctx) }()
+	t.Cleanup(cancel)
 	hc := p.HealthChecker()
-	err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
 		return hc.Check(nil) == nil, nil
 	})
 	if err != nil {
 		t.Fatalf("provider never became ready: %v", err)
 	}
-	writeFile(t, path, queueRules)
-	if err := syscall.Kill(syscall.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	err = wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		names := customNames(p)
-		return len(names) == 2 && names[0] == "namespaces/backlog", nil
+	return p, l
+}
+
+// waitFor polls cond for up to 5s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return cond(), nil
 	})
 	if err != nil {
-		t.Errorf("rules were not reloaded on SIGHUP: %v (metrics %v)", err, customNames(p))
+		t.Fatalf("%s: %v", what, err)
 	}
-	cancel()
+}
+
+func TestRunRediscoversOnTheInjectedClock(t *testing.T) {
+	prom := &fakeProm{series: reloadSeries()}
+	_, l := startRunLoop(t, prom, "")
+	first := prom.seriesCalls.Load()
+	// Nothing happens until the fake clock reaches the relist interval.
+	waitFor(t, "the relist ticker waits on the fake clock", l.clock.HasWaiters)
+	l.clock.Step(DefaultDiscoveryInterval - time.Second)
+	if got := prom.seriesCalls.Load(); got != first {
+		t.Fatalf("series calls before the interval = %d, want %d", got, first)
+	}
+	l.clock.Step(time.Second)
+	waitFor(t, "a relist pass one interval later", func() bool { return prom.seriesCalls.Load() > first })
+}
+
+func TestRunReloadsOnTriggerAndFileChangeAndStopsWithContext(t *testing.T) {
+	path := rulesFile(t, gaugeRules)
+	p, l := startRunLoop(t, &fakeProm{series: reloadSeries()}, path)
+
+	writeFile(t, path, queueRules)
+	l.reload <- struct{}{}
+	waitFor(t, "rules reloaded on the reload trigger", func() bool {
+		names := customNames(p)
+		return len(names) == 2 && names[0] == "namespaces/backlog"
+	})
+
+	writeFile(t, path, gaugeRules)
+	waitFor(t, "the poll ticker waits on the fake clock", l.clock.HasWaiters)
+	l.clock.Step(rulesPollInterval)
+	waitFor(t, "rules reloaded when the file changed, on the fake clock's poll", func() bool {
+		names := customNames(p)
+		return len(names) > 0 && names[0] != "namespaces/backlog"
+	})
+
+	l.cancel()
 	select {
-	case err := <-done:
+	case err := <-l.done:
 		if err != nil {
 			t.Errorf("Run returned %v, want nil", err)
 		}

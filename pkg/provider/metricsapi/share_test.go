@@ -158,7 +158,7 @@ func TestRequestsWithDifferentSelectorsShareTheNamespaceQuery(t *testing.T) {
 	p.customQueries.maxAge = time.Minute
 	p.refresh(t.Context())
 	p.objects.start(t.Context())
-	t.Cleanup(p.objects.shutdown)
+	t.Cleanup(stopInformers(p))
 
 	info := qpsPod
 	wantNames := map[string][]string{"app=a": {"p1"}, "app=b": {"p2", "p3"}, "": {"p1", "p2", "p3"}}

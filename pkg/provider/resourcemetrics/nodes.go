@@ -62,24 +62,21 @@ func (s *nodeStorage) Get(ctx context.Context, name string, _ *metav1.GetOptions
 	return &items[0], nil
 }
 
-// List implements rest.Lister: without a label selector, one query per resource for every node
-// (AllObjects); with one, the node names come from the node lister. The field selector
-// (metadata.name) filters the result. Nodes without samples are left out.
+// List implements rest.Lister: the node names come from the node lister, with or without a
+// label selector, so only nodes that exist are listed (as prometheus-adapter, which lists the
+// nodes first), and one query per resource asks for them. The field selector (metadata.name)
+// filters the result. Nodes without samples are left out.
 func (s *nodeStorage) List(ctx context.Context, opts *metainternalversion.ListOptions) (runtime.Object, error) {
 	lsel, fsel := listSelectors(opts)
 	what := fmt.Sprintf("metrics of nodes matching %q", lsel.String())
-	ur := usageRequest{req: rules.ObjectRequest{Resource: nodesResource(), AllObjects: true}}
-	if !lsel.Empty() {
-		byNS, err := namesByNamespace(s.p.nodes, "", lsel)
-		if err != nil {
-			return nil, statusError(what, err)
-		}
-		if len(byNS[""]) == 0 {
-			return &metrics.NodeMetricsList{Items: []metrics.NodeMetrics{}}, nil
-		}
-		ur = namesRequest(rules.ObjectRequest{Resource: nodesResource()}, byNS[""])
+	byNS, err := namesByNamespace(s.p.nodes, "", lsel)
+	if err != nil {
+		return nil, statusError(what, err)
 	}
-	items, err := s.p.nodeMetrics(ctx, ur)
+	if len(byNS[""]) == 0 {
+		return &metrics.NodeMetricsList{Items: []metrics.NodeMetrics{}}, nil
+	}
+	items, err := s.p.nodeMetrics(ctx, namesRequest(rules.ObjectRequest{Resource: nodesResource()}, byNS[""]))
 	if err != nil {
 		return nil, statusError(what, err)
 	}

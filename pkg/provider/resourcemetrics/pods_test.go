@@ -2,6 +2,7 @@ package resourcemetrics
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -125,12 +126,38 @@ func TestListPodMetrics(t *testing.T) {
 			wantQuery: `pod!=""`, wantQueries: 2,
 		},
 		{
-			name:      "samples without a pod or container label, or with a NaN value, are skipped",
+			name:      "samples without a pod or container label are skipped",
 			namespace: "ns",
 			vectors: map[string]model.Vector{podCPU: {
-				sample(0.1, ts, "container", "app"), sample(0.1, ts, "pod", "p1"), sample(nan(), ts, "pod", "p2", "container", "app"),
+				sample(0.1, ts, "container", "app"), sample(0.1, ts, "pod", "p1"),
 			}},
 			want: []metrics.PodMetrics{}, wantQuery: `pod!=""`, wantQueries: 2,
+		},
+		{
+			name:      "a NaN sample zeroes that container's value and keeps the sample's timestamp (prometheus-adapter)",
+			namespace: "ns",
+			vectors: map[string]model.Vector{
+				podCPU:    {sample(nan(), ts.Add(-time.Minute), "pod", "p2", "container", "app")},
+				podMemory: {sample(1024, ts, "pod", "p2", "container", "app")},
+			},
+			want:      []metrics.PodMetrics{podMetrics("ns", "p2", ts.Add(-time.Minute), container("app", "0", "1Ki"))},
+			wantQuery: `pod!=""`, wantQueries: 2,
+		},
+		{
+			name:      "a negative sample is clamped to 0 (prometheus-adapter)",
+			namespace: "ns",
+			vectors: map[string]model.Vector{
+				podCPU:    {sample(-0.5, ts, "pod", "p2", "container", "app")},
+				podMemory: {sample(-1024, ts, "pod", "p2", "container", "app")},
+			},
+			want:      []metrics.PodMetrics{podMetrics("ns", "p2", ts, container("app", "0", "0"))},
+			wantQuery: `pod!=""`, wantQueries: 2,
+		},
+		{
+			name:      "an infinite sample is skipped (prometheus-adapter's integer conversion of it is undefined)",
+			namespace: "ns",
+			vectors:   map[string]model.Vector{podCPU: {sample(math.Inf(1), ts, "pod", "p2", "container", "app")}},
+			want:      []metrics.PodMetrics{}, wantQuery: `pod!=""`, wantQueries: 2,
 		},
 	}
 	for _, tc := range cases {

@@ -98,7 +98,9 @@ func renderQuery(q *rules.ResourceQuery, req rules.ObjectRequest) (string, error
 }
 
 // addSamples adds one resource's samples to out. Samples without an object (or, for pods, a
-// container) label, of objects not kept, or with a NaN or infinite value are skipped.
+// container) label, of objects not kept, or with an infinite value are skipped. A NaN or
+// negative sample counts as 0 with its own timestamp, as prometheus-adapter does: a counter
+// reset or an empty rate window is usage 0, not a missing object.
 func addSamples(out map[usageKey]*usage, spec resourceSpec, ur usageRequest, vec model.Vector) error {
 	label, err := spec.query.LabelForResource(ur.req.Resource)
 	if err != nil {
@@ -113,8 +115,8 @@ func addSamples(out map[usageKey]*usage, spec resourceSpec, ur usageRequest, vec
 		if containerLabel != "" {
 			key.container = string(s.Metric[model.LabelName(containerLabel)])
 		}
-		v := float64(s.Value)
-		if key.object == "" || (containerLabel != "" && key.container == "") || math.IsNaN(v) || math.IsInf(v, 0) {
+		v := sampleUsage(s.Value)
+		if key.object == "" || (containerLabel != "" && key.container == "") || math.IsInf(v, 0) {
 			continue
 		}
 		if _, ok := ur.keep[key.object]; ur.keep != nil && !ok {
@@ -132,6 +134,15 @@ func addSamples(out map[usageKey]*usage, spec resourceSpec, ur usageRequest, vec
 		}
 	}
 	return nil
+}
+
+// sampleUsage is a sample's value as usage: NaN and negative values are 0.
+func sampleUsage(v model.SampleValue) float64 {
+	f := float64(v)
+	if math.IsNaN(f) || f < 0 {
+		return 0
+	}
+	return f
 }
 
 // objectNames returns the sorted distinct object names of found.

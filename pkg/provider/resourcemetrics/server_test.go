@@ -78,7 +78,8 @@ func TestInstallServesResourceMetricsFromAnAdapterServer(t *testing.T) {
 		prom.vectors[k] = v
 	}
 	existing := []*metav1.PartialObjectMetadata{object("ns", "p1", nil), object("ns", "p2", nil)}
-	p := fixture{prom: prom, rules: compileRules(t), pods: existing}.provider(t)
+	nodes := []*metav1.PartialObjectMetadata{object("", "n1", nil), object("", "n2", nil)}
+	p := fixture{prom: prom, rules: compileRules(t), pods: existing, nodes: nodes}.provider(t)
 	server, cfg := adapterServer(t)
 	if err := AddOpenAPIDefinitions(cfg); err != nil {
 		t.Fatal(err)

@@ -176,3 +176,17 @@ func (p *Podpilot) Signal(sig os.Signal) error {
 	}
 	return nil
 }
+
+// ExitCode waits up to timeout for the process to exit on its own and returns its exit code,
+// or -1 if it is still running.
+func (p *Podpilot) ExitCode(timeout time.Duration) int {
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(timeout):
+		return -1
+	}
+}
+
+// Pid returns the process id.
+func (p *Podpilot) Pid() int { return p.cmd.Process.Pid }

@@ -1,0 +1,128 @@
+package app
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func fullPod() *corev1.Pod {
+	now := metav1.Now()
+	always := corev1.ContainerRestartPolicyAlways
+	req := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "p1", Namespace: "ns", UID: "u1", ResourceVersion: "7",
+			Labels:            map[string]string{"app": "vg1"},
+			Annotations:       map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{...}"},
+			ManagedFields:     []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+			OwnerReferences:   []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "vg1-abc"}},
+			DeletionTimestamp: &now,
+		},
+		Spec: corev1.PodSpec{
+			Resources: &corev1.ResourceRequirements{Requests: req},
+			Containers: []corev1.Container{{
+				Name: "app", Image: "vanguard:1", Env: []corev1.EnvVar{{Name: "A", Value: "b"}},
+				Resources: corev1.ResourceRequirements{Requests: req, Limits: req},
+			}},
+			InitContainers: []corev1.Container{{Name: "proxy", RestartPolicy: &always, Resources: corev1.ResourceRequirements{Requests: req}}},
+			Volumes:        []corev1.Volume{{Name: "data"}},
+			NodeName:       "n1",
+		},
+		Status: corev1.PodStatus{
+			Phase:     corev1.PodRunning,
+			StartTime: &now,
+			Conditions: []corev1.PodCondition{
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now, Message: "long text"},
+			},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true}},
+		},
+	}
+}
+
+func TestStripPodKeepsWhatItsReadersUseAndNothingElse(t *testing.T) {
+	in := fullPod()
+	got, err := (&clusterInformers{}).stripTyped(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: in.Name, Namespace: in.Namespace, UID: in.UID, ResourceVersion: in.ResourceVersion,
+			Labels: in.Labels, OwnerReferences: in.OwnerReferences, DeletionTimestamp: in.DeletionTimestamp,
+		},
+		Spec: corev1.PodSpec{
+			Resources:  &corev1.ResourceRequirements{Requests: in.Spec.Resources.Requests},
+			Containers: []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{Requests: in.Spec.Containers[0].Resources.Requests}}},
+			InitContainers: []corev1.Container{{Name: "proxy", RestartPolicy: in.Spec.InitContainers[0].RestartPolicy,
+				Resources: corev1.ResourceRequirements{Requests: in.Spec.InitContainers[0].Resources.Requests}}},
+		},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodRunning, StartTime: in.Status.StartTime,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: in.Status.Conditions[1].LastTransitionTime}},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stripped pod (-want +got):\n%s", diff)
+	}
+	again, _ := (&clusterInformers{}).stripTyped(got)
+	if diff := cmp.Diff(got, again); diff != "" {
+		t.Errorf("the transform is not idempotent (-once +twice):\n%s", diff)
+	}
+}
+
+func TestStripMetadataKeepsNameNamespaceAndLabels(t *testing.T) {
+	in := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: "n1", Labels: map[string]string{"pool": "gpu"}, ResourceVersion: "3",
+		Annotations:   map[string]string{"node.alpha.kubernetes.io/ttl": "0"},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}},
+	}}
+	got, err := stripMetadata(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: in.Labels, ResourceVersion: "3"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stripped metadata (-want +got):\n%s", diff)
+	}
+}
+
+func TestPodsOfOneWorkloadShareTheirLabelsOwnersAndRequests(t *testing.T) {
+	c := &clusterInformers{}
+	a, b := fullPod(), fullPod()
+	b.Name, b.UID = "p2", "u2"
+	// b is decoded separately: equal content, distinct maps and slices.
+	b.Labels = map[string]string{"app": "vg1"}
+	b.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "vg1-abc"}}
+	b.Spec.Containers[0].Resources.Requests = b.Spec.Containers[0].Resources.Requests.DeepCopy()
+	sa, sb := c.stripPod(a), c.stripPod(b)
+	if !sameMap(sa.Labels, sb.Labels) || &sa.OwnerReferences[0] != &sb.OwnerReferences[0] ||
+		!sameMap(sa.Spec.Containers[0].Resources.Requests, sb.Spec.Containers[0].Resources.Requests) {
+		t.Error("equal labels, owners or requests of two pods are not shared")
+	}
+	b.Labels = map[string]string{"app": "other"}
+	if sameMap(sa.Labels, c.stripPod(b).Labels) {
+		t.Error("different labels are shared")
+	}
+}
+
+func TestASharedValuesTableStartsOverWhenFull(t *testing.T) {
+	var s shared[int]
+	for i := range maxSharedValues + 1 {
+		s.intern(fmt.Sprint(i), i)
+	}
+	if len(s.values) != 1 {
+		t.Errorf("table holds %d values after overflowing, want 1 (it starts over)", len(s.values))
+	}
+}
+
+// sameMap reports whether a and b are the same map instance.
+func sameMap[K comparable, V any](a, b map[K]V) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
