@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	apimetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	"k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/rest"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -102,19 +103,30 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 		parts:  []func(context.Context) error{provider.Run},
 	}
 	if o.Autoscaler.Enabled {
-		scaler, err := newAutoscaler(o, restCfg, provider.FreshReads(), registry, cache.kube)
+		run, err := addAutoscaler(o, restCfg, provider, registry, cache, srv.GenericAPIServer)
 		if err != nil {
 			return err
 		}
-		if err := srv.GenericAPIServer.AddReadyzChecks(scaler.readyz()); err != nil {
-			return fmt.Errorf("add readiness check: %w", err)
-		}
-		if err := srv.GenericAPIServer.AddLivezChecks(0, scaler.ctrl.Healthz()); err != nil {
-			return fmt.Errorf("add liveness check: %w", err)
-		}
-		l.parts = append(l.parts, scaler.Run)
+		l.parts = append(l.parts, run)
 	}
 	return l.run(ctx)
+}
+
+// addAutoscaler builds the embedded autoscaler on the shared cache and the provider's fresh
+// reads, adds its readiness and liveness checks to gs, and returns its Run.
+func addAutoscaler(o *Options, restCfg *rest.Config, provider *metricsapi.Provider, registry metrics.KubeRegistry,
+	cache *clusterInformers, gs *server.GenericAPIServer) (func(context.Context) error, error) {
+	scaler, err := newAutoscaler(o, restCfg, provider.FreshReads(), registry, cache.kube)
+	if err != nil {
+		return nil, err
+	}
+	if err := gs.AddReadyzChecks(scaler.readyz()); err != nil {
+		return nil, fmt.Errorf("add readiness check: %w", err)
+	}
+	if err := gs.AddLivezChecks(0, scaler.ctrl.Healthz()); err != nil {
+		return nil, fmt.Errorf("add liveness check: %w", err)
+	}
+	return scaler.Run, nil
 }
 
 // newProvider builds the Prometheus-backed metrics provider shared by the API

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,8 +19,11 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 // podpilot-system namespace, and waits until the CRDs are Established.
 func (c *Cluster) InstallCRDs(ctx context.Context) error {
 	files, err := filepath.Glob(filepath.Join(RepoRoot(), "manifests", "crd", "*_*.yaml"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("find CRD manifests: %v (%d files)", err, len(files))
+	if err != nil {
+		return fmt.Errorf("find CRD manifests: %w", err)
+	}
+	if len(files) == 0 {
+		return errors.New("find CRD manifests: no files in manifests/crd")
 	}
 	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
 	ns := []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + apiServiceNamespace + "}\n")
