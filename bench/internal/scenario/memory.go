@@ -84,7 +84,7 @@ func (e *Env) measureMemory(ctx context.Context, n int, adapter *framework.Podpi
 	l := memoryLevel{series: n}
 	want := min(n, e.Cfg.MetricNames)
 	// Discovery has seen the series once podpilot serves at least the extra names.
-	err := pollEvery(ctx, time.Second, 4*e.Cfg.RelistInterval+2*e.Cfg.ScrapeInterval+time.Minute, fmt.Sprintf("discovery of %d extra series", n),
+	err := framework.PollEvery(ctx, time.Second, 4*e.Cfg.RelistInterval+2*e.Cfg.ScrapeInterval+time.Minute, fmt.Sprintf("discovery of %d extra series", n),
 		func(ctx context.Context) (bool, string, error) {
 			f, err := e.Metrics(ctx, "podpilot")
 			if err != nil {

@@ -53,7 +53,7 @@ func (e *Env) React(ctx context.Context) (report.Section, error) {
 			_ = e.deleteAutoscalers(context.WithoutCancel(ctx), k, []string{reactNamespace})
 		}
 	}()
-	err := pollEvery(ctx, time.Second, 3*time.Minute, "reaction autoscalers active", func(ctx context.Context) (bool, string, error) {
+	err := framework.PollEvery(ctx, time.Second, 3*time.Minute, "reaction autoscalers active", func(ctx context.Context) (bool, string, error) {
 		h, err := e.activeAutoscalers(ctx, kindHPA, []string{reactNamespace})
 		if err != nil {
 			return false, "", err

@@ -86,7 +86,7 @@ func (e *Env) runPhase(ctx context.Context, k kind, ws []workload, nss []string)
 		}
 	}()
 	timeout := 3*time.Minute + time.Duration(len(ws))*200*time.Millisecond
-	err := pollEvery(ctx, 2*time.Second, timeout, fmt.Sprintf("%d %ss reading their metric", len(ws), k), func(ctx context.Context) (bool, string, error) {
+	err := framework.PollEvery(ctx, 2*time.Second, timeout, fmt.Sprintf("%d %ss reading their metric", len(ws), k), func(ctx context.Context) (bool, string, error) {
 		n, err := e.activeAutoscalers(ctx, k, nss)
 		return n == len(ws), fmt.Sprintf("%d active", n), err
 	})

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/podpilot/podpilot/test/e2e/framework"
 )
 
 // waitPrometheusAt waits until Prometheus' latest sample of every bench_load
@@ -17,7 +19,7 @@ import (
 func (e *Env) waitPrometheusAt(ctx context.Context, nsRegex string, value float64) error {
 	q := fmt.Sprintf(`count(%s{namespace=~%q} != %s) or vector(0)`, loadMetric, nsRegex, strconv.FormatFloat(value, 'f', -1, 64))
 	timeout := 3*e.Cfg.ScrapeInterval + 30*time.Second
-	return pollEvery(ctx, time.Second, timeout, "Prometheus holding "+q, func(ctx context.Context) (bool, string, error) {
+	return framework.PollEvery(ctx, time.Second, timeout, "Prometheus holding "+q, func(ctx context.Context) (bool, string, error) {
 		v, err := e.promScalar(ctx, q)
 		return err == nil && v == 0, fmt.Sprintf("%v series off", v), err
 	})

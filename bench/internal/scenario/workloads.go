@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/podpilot/podpilot/test/e2e/framework"
@@ -120,23 +119,4 @@ func (e *Env) waitRunning(ctx context.Context, ws []workload, replicas int32) er
 		}
 		return off == 0, fmt.Sprintf("%d not there yet (%d bench pods exist)", off, e.Watch.PodCount()), nil
 	})
-}
-
-// pollEvery is framework.Poll at a chosen interval, for conditions that
-// list many objects.
-func pollEvery(ctx context.Context, interval, timeout time.Duration, what string, cond framework.Condition) error {
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
-		done, state, err := cond(ctx)
-		if err != nil {
-			last = "error: " + err.Error()
-			return false, nil
-		}
-		last = state
-		return done, nil
-	})
-	if err != nil {
-		return fmt.Errorf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
-	}
-	return nil
 }

@@ -28,8 +28,13 @@ func WaitFor(ctx context.Context, t testing.TB, timeout time.Duration, what stri
 
 // Poll is WaitFor for callers without a test: it returns the failure.
 func Poll(ctx context.Context, timeout time.Duration, what string, cond Condition) error {
+	return PollEvery(ctx, 250*time.Millisecond, timeout, what, cond)
+}
+
+// PollEvery is Poll at a chosen interval, for conditions that list many objects.
+func PollEvery(ctx context.Context, interval, timeout time.Duration, what string, cond Condition) error {
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		done, state, err := cond(ctx)
 		if err != nil {
 			last = "error: " + err.Error()
