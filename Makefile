@@ -16,6 +16,7 @@ LDFLAGS := -X $(VERSION_PKG).gitVersion=$(VERSION) \
 E2E_TIMEOUT ?= 40m
 E2E_FLAGS ?=
 FUZZ_EXECS ?= 1000000
+FUZZ_FLAGS ?= -fuzzminimizetime 1s
 UNIT_PKGS = $(shell go list ./... | grep -v /test/e2e)
 
 .PHONY: all
@@ -47,8 +48,8 @@ test-faults: tools build ## Run the fault suite, long faults included (-tags fau
 
 .PHONY: fuzz
 fuzz: ## Fuzz the selector → PromQL path and the rule loader, FUZZ_EXECS executions each (not in CI).
-	go test -run '^$$' -fuzz '^FuzzSelectorToPromQL$$' -fuzztime $(FUZZ_EXECS)x ./pkg/provider/rules/
-	go test -run '^$$' -fuzz '^FuzzLoadRules$$' -fuzztime $(FUZZ_EXECS)x ./pkg/provider/rules/
+	go test -run '^$$' -fuzz '^FuzzSelectorToPromQL$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/provider/rules/
+	go test -run '^$$' -fuzz '^FuzzLoadRules$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/provider/rules/
 
 .PHONY: demo
 demo: tools build ## Run the demo on a local control plane.

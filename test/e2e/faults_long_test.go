@@ -285,14 +285,18 @@ func TestFaultLeaderKilledMidWindow(t *testing.T) {
 	}
 	early, windowEnd := checkWindowRespected(t, pa, window)
 	rescales := rescaleEvents(ctx, t, ns, "target", "1")
-	if len(decreases) != 1 || rescales != 1 || len(pa.Status.ScaleEvents.ScaleDown) != 1 {
+	var downs []podpilotv1alpha1.ScaleEvent
+	if pa.Status.ScaleEvents != nil {
+		downs = pa.Status.ScaleEvents.ScaleDown
+	}
+	if len(decreases) != 1 || rescales != 1 || len(downs) != 1 {
 		t.Errorf("scale-down not exactly once: replica decreases %v, %d SuccessfulRescale events to 1, status scale-down events %v",
-			decreases, rescales, pa.Status.ScaleEvents.ScaleDown)
+			decreases, rescales, downs)
 	}
 	checkTiming(t, takeover <= lease+2*time.Second, "takeover %s, promised within the lease duration %s", takeover, lease)
 	assertNoPanic(t, follower)
 	reportFault(t, "leader-killed-mid-window", "follower took the Lease %s after SIGKILL (lease %s); scaled down %s after the window ended (%s early); %d replica decrease, %d SuccessfulRescale event, %d status scale-down event for 1 decision",
-		takeover.Round(time.Millisecond), lease, pa.Status.LastScaleTime.Sub(windowEnd), early, len(decreases), rescales, len(pa.Status.ScaleEvents.ScaleDown))
+		takeover.Round(time.Millisecond), lease, pa.Status.LastScaleTime.Sub(windowEnd), early, len(decreases), rescales, len(downs))
 }
 
 // checkWindowRespected checks that the scale-down came no earlier than the
