@@ -168,7 +168,8 @@ func TestFaultAPIServerRestart(t *testing.T) {
 	t.Cleanup(load.Stop)
 	load.Set(4000) // 2 replicas
 	applyPodAutoscaler(ctx, t, ns, podAutoscalerYAML("target", "deployment", "target", 1, 5, "zdns_vanguard_qps", "2000",
-		"  behavior: {scaleDown: {stabilizationWindowSeconds: 600}}\n"))
+		// Windows and periods of 10 minutes keep all of the history the test compares.
+		"  behavior:\n    scaleDown: {stabilizationWindowSeconds: 600}\n    scaleUp: {policies: [{type: Pods, value: 4, periodSeconds: 600}]}\n"))
 	cluster.WaitReplicas(ctx, t, 2*time.Minute, "Deployment", ns, "target", 2)
 	before, err := getPodAutoscaler(ctx, t, ns, "target")
 	if err != nil {
