@@ -88,7 +88,7 @@ var garbageAnswers = []garbage{
 	{name: "NaN", fault: framework.Fault{Value: "NaN"}},
 	{name: "+Inf", fault: framework.Fault{Value: "+Inf"}},
 	{name: "-Inf", fault: framework.Fault{Value: "-Inf"}},
-	{name: "a zero-looking garbage value", fault: framework.Fault{Value: "not-a-number"}},
+	{name: "an unparsable value", fault: framework.Fault{Value: "not-a-number"}},
 	{name: "samples 10 years in the future", fault: framework.Fault{Shift: 10 * 365 * 24 * time.Hour}, served: true},
 	{name: "samples 10 years in the past", fault: framework.Fault{Shift: -10 * 365 * 24 * time.Hour}, served: true},
 }
