@@ -2,6 +2,7 @@ package rules
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -239,7 +240,7 @@ func checkRequirement(t *testing.T, key string, operator selection.Operator, v1,
 }
 
 // FuzzLoadRules feeds arbitrary rule files to the loader: it never panics, a file it accepts
-// compiles, and every compiled rule renders a hostile request (a quote-and-brace injection in
+// compiles (unless it names a resource the RESTMapper does not know), and every compiled rule renders a hostile request (a quote-and-brace injection in
 // every value) into a query of the same shape as a benign one, or refuses it with a sentinel.
 func FuzzLoadRules(f *testing.F) {
 	f.Add([]byte(DefaultYAML))
@@ -257,7 +258,13 @@ func FuzzLoadRules(f *testing.F) {
 		}
 		set, err := Compile(cfg, StaticMapper())
 		if err != nil {
-			t.Fatalf("a loaded rule file does not compile: %v\n%s", err, data)
+			// Load cannot know the cluster's resources; only Compile, given a RESTMapper, can
+			// reject an unknown one (the provider then keeps its last good rules). That is the
+			// only reason a loaded file may fail to compile.
+			if !strings.Contains(err.Error(), "normalize group-resource") {
+				t.Fatalf("a loaded rule file does not compile: %v\n%s", err, data)
+			}
+			return
 		}
 		for _, r := range set.Custom {
 			q, err := r.Query(hostile.object())
