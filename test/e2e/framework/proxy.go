@@ -76,7 +76,17 @@ type PrometheusProxy struct {
 	fault   Fault
 	changed chan struct{} // closed when the fault changes
 	queries atomic.Int64
+	log     []loggedQuery // guarded by mu; at most maxLoggedQueries
 }
+
+// loggedQuery is an instant query the proxy received, and when.
+type loggedQuery struct {
+	at    time.Time
+	query string
+}
+
+// maxLoggedQueries bounds the proxy's query log.
+const maxLoggedQueries = 1 << 20
 
 // StartPrometheusProxy starts a proxy relaying to the cluster's Prometheus
 // without faults, closed when the test ends.
@@ -128,9 +138,42 @@ func (p *PrometheusProxy) Close() {
 
 func isInstantQuery(path string) bool { return strings.HasSuffix(path, "/api/v1/query") }
 
+// QueryTimes returns when the proxy received each instant query whose text
+// contains substr, e.g. a namespace matcher, oldest first.
+func (p *PrometheusProxy) QueryTimes(substr string) []time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []time.Time
+	for _, q := range p.log {
+		if strings.Contains(q.query, substr) {
+			out = append(out, q.at)
+		}
+	}
+	return out
+}
+
+// logQuery records the query of r, leaving its body readable for the relay.
+func (p *PrometheusProxy) logQuery(r *http.Request) {
+	p.queries.Add(1)
+	q := r.URL.Query().Get("query")
+	if r.Body != nil {
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if form, perr := url.ParseQuery(string(body)); err == nil && perr == nil && form.Has("query") {
+			q = form.Get("query")
+		}
+	}
+	p.mu.Lock()
+	if len(p.log) < maxLoggedQueries {
+		p.log = append(p.log, loggedQuery{at: time.Now(), query: q})
+	}
+	p.mu.Unlock()
+}
+
 func (p *PrometheusProxy) serve(w http.ResponseWriter, r *http.Request) {
 	if isInstantQuery(r.URL.Path) {
-		p.queries.Add(1)
+		p.logQuery(r)
 	}
 	f, changed := p.current()
 	if f.Delay > 0 {
