@@ -374,6 +374,10 @@ func TestFaultAPIOverload(t *testing.T) {
 	floodLoad := cluster.NewLoad(ctx, exp, floodNS, "web", "zdns_vanguard_qps", false)
 	t.Cleanup(floodLoad.Stop)
 	floodLoad.Set(300)
+	framework.WaitFor(ctx, t, time.Minute, "the clients' metric served", func(ctx context.Context) (bool, string, error) {
+		a, err := directGet(ctx, p, podsMetricPath(floodNS, "zdns_vanguard_qps"))
+		return err == nil && a.code == http.StatusOK, fmt.Sprintf("%d %s", a.code, a.body), err
+	})
 	rssBefore, err := p.RSS()
 	if err != nil {
 		t.Fatal(err)
