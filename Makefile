@@ -15,6 +15,8 @@ LDFLAGS := -X $(VERSION_PKG).gitVersion=$(VERSION) \
 
 E2E_TIMEOUT ?= 40m
 E2E_FLAGS ?=
+FUZZ_EXECS ?= 1000000
+FUZZ_FLAGS ?= -fuzzminimizetime 1s
 UNIT_PKGS = $(shell go list ./... | grep -v /test/e2e)
 
 .PHONY: all
@@ -44,6 +46,15 @@ test-unit: ## Run the unit tests.
 test-e2e: tools build ## Run the e2e tests; they start and stop their own local control plane.
 	go test -count=1 -timeout $(E2E_TIMEOUT) -parallel 8 -v $(E2E_FLAGS) ./test/e2e/
 
+.PHONY: test-faults
+test-faults: tools build ## Run the fault suite, long faults included (-tags faults), on a local control plane.
+	go test -count=1 -timeout $(E2E_TIMEOUT) -tags faults -v -run '^TestFault' $(E2E_FLAGS) ./test/e2e/
+
+.PHONY: fuzz
+fuzz: ## Fuzz the selector → PromQL path and the rule loader, FUZZ_EXECS executions each (not in CI).
+	go test -run '^$$' -fuzz '^FuzzSelectorToPromQL$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/provider/rules/
+	go test -run '^$$' -fuzz '^FuzzLoadRules$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/provider/rules/
+
 .PHONY: demo
 demo: tools build ## Run the demo on a local control plane.
 	hack/demo.sh
@@ -71,6 +82,7 @@ generate: ## Regenerate deepcopy, the clientset/listers/informers and the CRD fr
 verify: ## Check formatting, vet, generated code, go.mod, import rules and lint (golangci-lint, logcheck).
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
+	go vet -tags faults ./test/e2e/
 	hack/verify-codegen.sh
 	hack/verify-gomod.sh
 	hack/verify-imports.sh

@@ -1,0 +1,259 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/test/e2e/framework"
+)
+
+// faultTarget is a Deployment of 3 pods under a PodAutoscaler that scales
+// down at the first round reading a low value (target 2000 per pod, load 6000:
+// steady at 3).
+func faultTarget(ctx context.Context, t *testing.T, prefix string) (ns string, load *framework.Load) {
+	t.Helper()
+	ns = cluster.CreateNamespace(ctx, t, prefix)
+	startWorkload(ctx, t, ns, "target", 3)
+	load = cluster.NewLoad(ctx, serveExporter(t), ns, "target", "zdns_vanguard_qps", false)
+	t.Cleanup(load.Stop)
+	load.Set(6000)
+	applyPodAutoscaler(ctx, t, ns, podAutoscalerYAML("target", "deployment", "target", 1, 5, "zdns_vanguard_qps", "2000", noScaleDownPolicy))
+	waitPodAutoscalerCondition(ctx, t, ns, "target", "ScalingActive", metav1.ConditionTrue)
+	cluster.HoldReplicas(ctx, t, 2*sharedSyncPeriod, "Deployment", ns, "target", 3)
+	return ns, load
+}
+
+// TestFaultPrometheusSlow (fault 1): a proxy delays every Prometheus answer
+// past --prometheus-timeout. The API answers 503/504 within timeout + 1 s and
+// never a value; the PodAutoscaler holds its replicas with ScalingActive=False
+// although the load it cannot read asks for 1; when the delay is lifted it
+// scales within one sync period.
+func TestFaultPrometheusSlow(t *testing.T) {
+	ctx := t.Context()
+	const timeout = 2 * time.Second
+	proxy := cluster.StartPrometheusProxy(t)
+	p := takeOver(ctx, t, 1, "--prometheus-url="+proxy.URL, "--prometheus-timeout="+timeout.String())[0]
+	ns, load := faultTarget(ctx, t, "fault-slow")
+
+	proxy.Set(framework.Fault{Delay: 3 * timeout})
+	load.Set(10) // were it read, 1 replica
+	var worst time.Duration
+	for i := range 5 {
+		a, err := directGet(ctx, p, podsMetricPath(ns, "zdns_vanguard_qps"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.code != http.StatusServiceUnavailable && a.code != http.StatusGatewayTimeout {
+			t.Fatalf("answer %d under a slow Prometheus: %d %s, want 503 or 504", i, a.code, a.body)
+		}
+		worst = max(worst, a.latency)
+	}
+	checkTiming(t, worst <= timeout+time.Second, "slowest answer %s, promised within timeout %s + 1s", worst, timeout)
+	waitPodAutoscalerCondition(ctx, t, ns, "target", "ScalingActive", metav1.ConditionFalse)
+	before := proxy.Queries()
+	cluster.HoldReplicas(ctx, t, 6*sharedSyncPeriod, "Deployment", ns, "target", 3)
+	rounds := proxy.Queries() - before
+
+	proxy.Set(framework.Fault{})
+	lifted := time.Now()
+	cluster.WaitReplicas(ctx, t, time.Minute, "Deployment", ns, "target", 1)
+	recovery := time.Since(lifted)
+	checkTiming(t, recovery <= sharedSyncPeriod+time.Second, "scaled %s after the delay was lifted, promised within one sync period (%s)", recovery, sharedSyncPeriod)
+	assertNoPanic(t, p)
+	reportFault(t, "prometheus-slow", "answers 503/504 in at most %s (timeout %s); %d rounds held at 3 replicas with ScalingActive=False; scaled %s after the delay was lifted (sync period %s)",
+		worst.Round(time.Millisecond), timeout, rounds, recovery.Round(time.Millisecond), sharedSyncPeriod)
+}
+
+// garbage is one way Prometheus (or something in front of it) answers badly.
+type garbage struct {
+	name  string
+	fault framework.Fault
+	// served is true when the answer still carries the real value, so a 200
+	// with it is the documented behavior.
+	served bool
+}
+
+var garbageAnswers = []garbage{
+	{name: "HTTP 500", fault: framework.Fault{Status: http.StatusInternalServerError}},
+	{name: "HTTP 502", fault: framework.Fault{Status: http.StatusBadGateway}},
+	{name: "truncated JSON", fault: framework.Fault{Truncate: true}},
+	{name: "NaN", fault: framework.Fault{Value: "NaN"}},
+	{name: "+Inf", fault: framework.Fault{Value: "+Inf"}},
+	{name: "-Inf", fault: framework.Fault{Value: "-Inf"}},
+	{name: "an unparsable value", fault: framework.Fault{Value: "not-a-number"}},
+	{name: "samples 10 years in the future", fault: framework.Fault{Shift: 10 * 365 * 24 * time.Hour}, served: true},
+	{name: "samples 10 years in the past", fault: framework.Fault{Shift: -10 * 365 * 24 * time.Hour}, served: true},
+}
+
+// TestFaultPrometheusGarbage (fault 2): a proxy answers HTTP 5xx, truncated
+// JSON, NaN/±Inf or unparsable values, and samples far in the future or the
+// past. podpilot answers a clear 5xx (or 404 "no data" for NaN/Inf, which are
+// dropped), or, for shifted timestamps, the real value with the sample's own
+// timestamp (documented); it never panics, never serves a zero, and the
+// PodAutoscaler never scales down (the load it reads stays at 3 replicas'
+// worth, so any scale-down would come from garbage read as a low value).
+func TestFaultPrometheusGarbage(t *testing.T) {
+	ctx := t.Context()
+	proxy := cluster.StartPrometheusProxy(t)
+	p := takeOver(ctx, t, 1, "--prometheus-url="+proxy.URL, "--prometheus-timeout=2s")[0]
+	ns, _ := faultTarget(ctx, t, "fault-garbage")
+
+	var figures []string
+	for _, g := range garbageAnswers {
+		proxy.Set(g.fault)
+		a, err := directGet(ctx, p, podsMetricPath(ns, "zdns_vanguard_qps"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGarbageAnswer(t, g, a)
+		before := proxy.Queries()
+		cluster.HoldReplicas(ctx, t, 3*sharedSyncPeriod, "Deployment", ns, "target", 3)
+		figures = append(figures, fmt.Sprintf("%s → %d, %d rounds held", g.name, a.code, proxy.Queries()-before))
+	}
+	proxy.Set(framework.Fault{})
+	waitPodAutoscalerCondition(ctx, t, ns, "target", "ScalingActive", metav1.ConditionTrue)
+	assertNoPanic(t, p)
+	reportFault(t, "prometheus-garbage", "%s; no panic, no zero served, 0 scale-downs", strings.Join(figures, "; "))
+}
+
+func checkGarbageAnswer(t *testing.T, g garbage, a directAnswer) {
+	t.Helper()
+	switch {
+	case g.served:
+		if a.code != http.StatusOK {
+			t.Errorf("%s: %d %s, want the value served with its own timestamp", g.name, a.code, a.body)
+			return
+		}
+		var l metricValueList
+		if err := json.Unmarshal([]byte(a.body), &l); err != nil {
+			t.Fatalf("%s: decode %s: %v", g.name, a.body, err)
+		}
+		for _, it := range l.Items {
+			if v := quantity(it.Value); v != 2000 {
+				t.Errorf("%s: pod %s served %s, want the real 2000", g.name, it.DescribedObject.Name, it.Value)
+			}
+			if off := time.Until(it.Timestamp); (g.fault.Shift > 0) != (off > 0) || off.Abs() < g.fault.Shift.Abs()/2 {
+				t.Errorf("%s: timestamp %s is not the sample's own (shifted %s)", g.name, it.Timestamp, g.fault.Shift)
+			}
+		}
+	case g.fault.Value == "NaN" || strings.HasSuffix(g.fault.Value, "Inf"):
+		if a.code != http.StatusNotFound {
+			t.Errorf("%s: %d %s, want 404: NaN and ±Inf samples are dropped as no data", g.name, a.code, a.body)
+		}
+	default:
+		if a.code < 500 {
+			t.Errorf("%s: %d %s, want a 5xx", g.name, a.code, a.body)
+		}
+	}
+}
+
+// TestFaultAPIServerRestart (fault 4): the kube-apiserver is stopped for 20 s
+// while the load asks for more replicas, then started again on the same etcd.
+// The shared podpilot keeps running (same process), its informers resume, the
+// APIServices come back Available, its next round scales correctly and the
+// PodAutoscaler's history from before the outage is still in its status.
+func TestFaultAPIServerRestart(t *testing.T) {
+	ctx := t.Context()
+	ns := cluster.CreateNamespace(ctx, t, "fault-apiserver")
+	startWorkload(ctx, t, ns, "target", 1)
+	load := cluster.NewLoad(ctx, serveExporter(t), ns, "target", "zdns_vanguard_qps", false)
+	t.Cleanup(load.Stop)
+	load.Set(4000) // 2 replicas
+	applyPodAutoscaler(ctx, t, ns, podAutoscalerYAML("target", "deployment", "target", 1, 5, "zdns_vanguard_qps", "2000",
+		// Windows and periods of 10 minutes keep all of the history the test compares.
+		"  behavior:\n    scaleDown: {stabilizationWindowSeconds: 600}\n    scaleUp: {policies: [{type: Pods, value: 4, periodSeconds: 600}]}\n"))
+	cluster.WaitReplicas(ctx, t, 2*time.Minute, "Deployment", ns, "target", 2)
+	before, err := getPodAutoscaler(ctx, t, ns, "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := metricsServer.Pid()
+
+	restart, err := cluster.StopAPIServer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	load.Set(8000) // 4 replicas, read once the apiserver is back
+	select {       // the outage itself, not an assertion
+	case <-time.After(20 * time.Second):
+	case <-ctx.Done():
+	}
+	if metricsServer.Exited() {
+		t.Fatalf("podpilot exited while the apiserver was down; log:\n%s", metricsServer.LogTail(4000))
+	}
+	started := time.Now()
+	if err := restart(context.WithoutCancel(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	ready := time.Since(started)
+	cluster.WaitReplicas(ctx, t, 2*time.Minute, "Deployment", ns, "target", 4)
+	rescaled := time.Since(started)
+	for _, name := range framework.MetricsAPIServices {
+		framework.WaitFor(ctx, t, time.Minute, "APIService "+name+" Available", func(ctx context.Context) (bool, string, error) {
+			return cluster.APIServiceAvailable(ctx, name)
+		})
+	}
+	// The pod informer resumed: the new pods are served through the aggregator.
+	framework.WaitFor(ctx, t, time.Minute, "values for the 4 pods through the aggregator", func(ctx context.Context) (bool, string, error) {
+		l, err := getMetrics(ctx, podsMetricPath(ns, "zdns_vanguard_qps"))
+		if err != nil {
+			return false, "", err
+		}
+		return len(l.Items) == 4, fmt.Sprint(l.podValues()), nil
+	})
+	after, err := getPodAutoscaler(ctx, t, ns, "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := assertHistoryKept(t, before, after)
+	if metricsServer.Pid() != pid || metricsServer.Exited() {
+		t.Errorf("podpilot was restarted (pid %d → %d, exited %v)", pid, metricsServer.Pid(), metricsServer.Exited())
+	}
+	reportFault(t, "apiserver-restart", "podpilot kept running (pid %d); apiserver ready (/readyz ok) %s after its restart, first correct rescale (2 → 4) seen %s after its restart (%s after ready; podpilot reconnects before /readyz says ok); %s",
+		pid, ready.Round(time.Millisecond), rescaled.Round(time.Millisecond), (rescaled - ready).Round(time.Millisecond), kept)
+}
+
+// assertHistoryKept checks that every recommendation and scale event of
+// before is still in after's status (the windows are long enough to keep
+// them all), and describes what it compared.
+func assertHistoryKept(t *testing.T, before, after *podpilotv1alpha1.PodAutoscaler) string {
+	t.Helper()
+	recs := map[string]bool{}
+	for _, r := range after.Status.Recommendations {
+		recs[fmt.Sprintf("%d@%s", r.Replicas, r.Timestamp.UTC().Format(time.RFC3339))] = true
+	}
+	lost := 0
+	for _, r := range before.Status.Recommendations {
+		if !recs[fmt.Sprintf("%d@%s", r.Replicas, r.Timestamp.UTC().Format(time.RFC3339))] {
+			lost++
+		}
+	}
+	events := map[string]bool{}
+	var beforeUp []podpilotv1alpha1.ScaleEvent
+	if after.Status.ScaleEvents != nil {
+		for _, e := range after.Status.ScaleEvents.ScaleUp {
+			events[fmt.Sprintf("%d@%s", e.ReplicaChange, e.Timestamp.UTC().Format(time.RFC3339))] = true
+		}
+	}
+	if before.Status.ScaleEvents != nil {
+		beforeUp = before.Status.ScaleEvents.ScaleUp
+	}
+	for _, e := range beforeUp {
+		if !events[fmt.Sprintf("%d@%s", e.ReplicaChange, e.Timestamp.UTC().Format(time.RFC3339))] {
+			lost++
+		}
+	}
+	if lost > 0 || len(before.Status.Recommendations) == 0 || len(beforeUp) == 0 {
+		t.Errorf("history lost: %d entries of before %+v missing in after %+v", lost, before.Status, after.Status)
+	}
+	return fmt.Sprintf("history kept: %d recommendations and %d scale-up events from before the outage, %d lost",
+		len(before.Status.Recommendations), len(beforeUp), lost)
+}
