@@ -105,9 +105,6 @@ func (p *Podpilot) Kill() error {
 	return nil
 }
 
-// Pid is podpilot's process id.
-func (p *Podpilot) Pid() int { return p.cmd.Process.Pid }
-
 // RSS is podpilot's resident set size in bytes, from /proc.
 func (p *Podpilot) RSS() (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.Pid()))
