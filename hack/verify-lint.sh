@@ -6,7 +6,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$PODPILOT_ROOT"
 
 "$PODPILOT_ROOT/hack/build-tools.sh" lint
-"$GOLANGCI_LINT" run ./...
+"$GOLANGCI_LINT" run --build-tags faults ./...
 # logcheck: structured calls everywhere; contextual logging (klog.FromContext,
 # no global klog.Info*) everywhere but the programs under hack/ and test/.
 "$LOGCHECK" -check-structured -check-contextual -check-with-helpers=false \
