@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,10 +41,11 @@ func TestFaultPrometheusSlow(t *testing.T) {
 	ctx := t.Context()
 	const timeout = 2 * time.Second
 	proxy := cluster.StartPrometheusProxy(t)
-	p := takeOver(ctx, t, 1, "--prometheus-url="+proxy.URL, "--prometheus-timeout="+timeout.String())[0]
+	p := takeOver(ctx, t, 1, "--prometheus-url="+proxy.URL, "--prometheus-timeout="+timeout.String(), shareMaxAgeArg)[0]
 	ns, load := faultTarget(ctx, t, "fault-slow")
 
 	proxy.Set(framework.Fault{Delay: 3 * timeout})
+	outlastSharedAnswers()
 	load.Set(10) // were it read, 1 replica
 	var worst time.Duration
 	for i := range 5 {
@@ -71,6 +73,18 @@ func TestFaultPrometheusSlow(t *testing.T) {
 	reportFault(t, "prometheus-slow", "answers 503/504 in at most %s (timeout %s); %d rounds held at 3 replicas with ScalingActive=False; scaled %s after the delay was lifted (sync period %s)",
 		worst.Round(time.Millisecond), timeout, rounds, recovery.Round(time.Millisecond), sharedSyncPeriod)
 }
+
+// shareMaxAge bounds how long podpilot may answer a request from the last
+// answer Prometheus gave to the same query (--metrics-query-cache-max-age,
+// README "What a request does"): the fault tests set it short, and their
+// promises about the API hold from that long after the fault on.
+const shareMaxAge = time.Second
+
+var shareMaxAgeArg = "--metrics-query-cache-max-age=" + shareMaxAge.String()
+
+// outlastSharedAnswers waits until no answer shared from before a fault can
+// be served any more; it bounds staleness, it asserts nothing.
+func outlastSharedAnswers() { time.Sleep(shareMaxAge + 100*time.Millisecond) }
 
 // garbage is one way Prometheus (or something in front of it) answers badly.
 type garbage struct {
@@ -103,12 +117,13 @@ var garbageAnswers = []garbage{
 func TestFaultPrometheusGarbage(t *testing.T) {
 	ctx := t.Context()
 	proxy := cluster.StartPrometheusProxy(t)
-	p := takeOver(ctx, t, 1, "--prometheus-url="+proxy.URL, "--prometheus-timeout=2s")[0]
+	p := takeOver(ctx, t, 1, "--prometheus-url="+proxy.URL, "--prometheus-timeout=2s", shareMaxAgeArg)[0]
 	ns, _ := faultTarget(ctx, t, "fault-garbage")
 
 	var figures []string
 	for _, g := range garbageAnswers {
 		proxy.Set(g.fault)
+		outlastSharedAnswers()
 		a, err := directGet(ctx, p, podsMetricPath(ns, "zdns_vanguard_qps"))
 		if err != nil {
 			t.Fatal(err)
@@ -226,13 +241,14 @@ func TestFaultAPIServerRestart(t *testing.T) {
 // them all), and describes what it compared.
 func assertHistoryKept(t *testing.T, before, after *podpilotv1alpha1.PodAutoscaler) string {
 	t.Helper()
-	recs := map[string]bool{}
-	for _, r := range after.Status.Recommendations {
-		recs[fmt.Sprintf("%d@%s", r.Replicas, r.Timestamp.UTC().Format(time.RFC3339))] = true
-	}
+	// Recommendations are stored as runs of equal values (README, "History as
+	// runs"): a run is re-dated to its last round when it ends, so a kept
+	// recommendation has the same replicas and a timestamp no earlier.
 	lost := 0
 	for _, r := range before.Status.Recommendations {
-		if !recs[fmt.Sprintf("%d@%s", r.Replicas, r.Timestamp.UTC().Format(time.RFC3339))] {
+		if !slices.ContainsFunc(after.Status.Recommendations, func(a podpilotv1alpha1.Recommendation) bool {
+			return a.Replicas == r.Replicas && !a.Timestamp.Before(&r.Timestamp)
+		}) {
 			lost++
 		}
 	}
