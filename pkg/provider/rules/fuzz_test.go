@@ -87,7 +87,7 @@ func FuzzSelectorToPromQL(f *testing.F) {
 		}
 		checkObjectQuery(t, rules.splice, req, valid, []map[string]intent{{"pod": {"=~", names}}})
 		for _, r := range rules.external {
-			checkExternalQuery(t, r, req, valid)
+			checkExternalQuery(t, r, req)
 		}
 	})
 }
@@ -142,10 +142,10 @@ func checkObjectQuery(t *testing.T, r *Rule, req fuzzRequest, valid bool, extra 
 	checkQuery(t, q, err, ref, refErr, valid, append([]map[string]intent{req.intents(true)}, extra...))
 }
 
-func checkExternalQuery(t *testing.T, r *Rule, req fuzzRequest, valid bool) {
+func checkExternalQuery(t *testing.T, r *Rule, req fuzzRequest) {
 	t.Helper()
 	// External requests carry no object names; a non-UTF-8 name cannot make them fail.
-	valid = checkLabelName(req.key) == nil && utf8.ValidString(req.value) && utf8.ValidString(req.ns)
+	valid := checkLabelName(req.key) == nil && utf8.ValidString(req.value) && utf8.ValidString(req.ns)
 	q, err := r.ExternalQuery(req.external())
 	ref, refErr := r.ExternalQuery(req.benign().external())
 	checkQuery(t, q, err, ref, refErr, valid, []map[string]intent{req.intents(false)})
