@@ -139,7 +139,7 @@ func TestFaultPrometheusStoppedUnderLoad(t *testing.T) {
 			l.Set(6000) // 3 replicas at target 2000
 		}
 	}
-	if _, err := cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, podsMetricHPA("hpa", "zdns_vanguard_qps", 100, 1, 5), metav1.CreateOptions{}); err != nil {
+	if _, err := cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, framework.PodsMetricHPA("hpa", "zdns_vanguard_qps", 100, 1, 5), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create HPA: %v", err)
 	}
 	for _, n := range names[1:] {

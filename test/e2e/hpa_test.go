@@ -10,31 +10,10 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podpilot/podpilot/test/e2e/framework"
 )
-
-// podsMetricHPA is a stock autoscaling/v2 HPA scaling Deployment name on the
-// per-pod custom metric, read by kube-controller-manager through podpilot.
-func podsMetricHPA(name, metric string, target int64, minReplicas, maxReplicas int32) *autoscalingv2.HorizontalPodAutoscaler {
-	return &autoscalingv2.HorizontalPodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
-			MinReplicas:    &minReplicas,
-			MaxReplicas:    maxReplicas,
-			Metrics: []autoscalingv2.MetricSpec{{
-				Type: autoscalingv2.PodsMetricSourceType,
-				Pods: &autoscalingv2.PodsMetricSource{
-					Metric: autoscalingv2.MetricIdentifier{Name: metric},
-					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewQuantity(target, resource.DecimalSI)},
-				},
-			}},
-		},
-	}
-}
 
 func TestStockHPAScalesOnPodsMetricFromPodpilot(t *testing.T) {
 	ctx := t.Context()
@@ -43,7 +22,7 @@ func TestStockHPAScalesOnPodsMetricFromPodpilot(t *testing.T) {
 	load := cluster.NewLoad(ctx, serveExporter(t), ns, "vg1-vanguard", "zdns_vanguard_qps", false)
 	t.Cleanup(load.Stop)
 	load.Set(50)
-	hpa := podsMetricHPA("vg1-vanguard", "zdns_vanguard_qps", 100, 1, 5)
+	hpa := framework.PodsMetricHPA("vg1-vanguard", "zdns_vanguard_qps", 100, 1, 5)
 	if _, err := cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create HPA: %v", err)
 	}
@@ -99,7 +78,7 @@ func TestPrometheusDownNeverScalesDown(t *testing.T) {
 	t.Cleanup(ppaLoad.Stop)
 	hpaLoad.Set(300)
 	ppaLoad.Set(6000)
-	if _, err := cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, podsMetricHPA("hpa-target", "zdns_vanguard_qps", 100, 1, 5), metav1.CreateOptions{}); err != nil {
+	if _, err := cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, framework.PodsMetricHPA("hpa-target", "zdns_vanguard_qps", 100, 1, 5), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create HPA: %v", err)
 	}
 	applyPodAutoscaler(ctx, t, ns, podAutoscalerYAML("ppa-target", "deployment", "ppa-target", 1, 5, "zdns_vanguard_qps", "2000", ""))

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/test/e2e/framework"
 )
 
 // kind is an autoscaler kind the bench compares.
@@ -27,21 +28,9 @@ const (
 var benchLabels = map[string]string{benchLabel: "1"}
 
 func hpaFor(w workload) *autoscalingv2.HorizontalPodAutoscaler {
-	return &autoscalingv2.HorizontalPodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Name: w.name, Labels: benchLabels},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: w.name},
-			MinReplicas:    ptr.To[int32](1),
-			MaxReplicas:    maxReplicas,
-			Metrics: []autoscalingv2.MetricSpec{{
-				Type: autoscalingv2.PodsMetricSourceType,
-				Pods: &autoscalingv2.PodsMetricSource{
-					Metric: autoscalingv2.MetricIdentifier{Name: loadMetric},
-					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewQuantity(targetPerPod, resource.DecimalSI)},
-				},
-			}},
-		},
-	}
+	h := framework.PodsMetricHPA(w.name, loadMetric, targetPerPod, 1, maxReplicas)
+	h.Labels = benchLabels
+	return h
 }
 
 func podAutoscalerFor(w workload) *podpilotv1alpha1.PodAutoscaler {
