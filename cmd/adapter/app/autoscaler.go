@@ -74,6 +74,13 @@ func clientsConfig(cfg *rest.Config, qps float32, burst int) *rest.Config {
 	return c
 }
 
+// providerReads is what the autoscaler reads from the Prometheus provider in-process: custom
+// metrics, and when their data landed (to align rounds with scrapes).
+type providerReads interface {
+	metrics.CustomSource
+	metrics.SampleTimeSource
+}
+
 // newAutoscaler builds the controller on the same custom metrics provider as
 // the API server, so custom metrics never leave the process. Each kind of
 // call has a budget of its own, sized by --kube-api-qps and --kube-api-burst:
@@ -82,7 +89,7 @@ func clientsConfig(cfg *rest.Config, qps float32, burst int) *rest.Config {
 // (the lease, metrics.k8s.io). Its own metrics go to registry. Its pod,
 // deployment and statefulset informers come from the shared typed factory
 // kubeInf, which Run builds once for both halves.
-func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource, registry compbasemetrics.KubeRegistry,
+func newAutoscaler(o *Options, cfg *rest.Config, custom providerReads, registry compbasemetrics.KubeRegistry,
 	kubeInf kubeinformers.SharedInformerFactory) (*autoscaler, error) {
 	qps, burst := o.Autoscaler.KubeAPIQPS, o.Autoscaler.KubeAPIBurst
 	readCfg := clientsConfig(cfg, qps, burst)
@@ -124,7 +131,7 @@ func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource, re
 	a.ctrl, err = controller.New(controller.Config{
 		KubeClient: scaleClient, PodpilotClient: pp, StatusLimiter: flowcontrol.NewTokenBucketRateLimiter(qps, burst),
 		KubeInformers: a.kubeInf, PodpilotInformers: a.podpilotInf,
-		CustomSource: custom, ResourceSource: metrics.NewResourceMetricsAPI(mc), Recorder: rec,
+		CustomSource: custom, SampleTimes: custom, ResourceSource: metrics.NewResourceMetricsAPI(mc), Recorder: rec,
 		Options: *o.Autoscaler, Metrics: m,
 	})
 	if err != nil {
