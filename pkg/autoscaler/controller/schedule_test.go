@@ -39,7 +39,7 @@ func TestNextRoundFollowsTheLandingsOfTheFirstPodsMetric(t *testing.T) {
 		{name: "alignment off: the sync period", pa: seedAutoscaler(),
 			rounds: []time.Duration{15 * time.Second, 15 * time.Second, 15 * time.Second}},
 		{name: "resource metrics only: the sync period", align: true,
-			pa: seedAutoscaler(func(pa *podpilotv1alpha1.PodAutoscaler) { pa.Spec.CustomMetrics = nil }),
+			pa:     seedAutoscaler(func(pa *podpilotv1alpha1.PodAutoscaler) { pa.Spec.CustomMetrics = nil }),
 			rounds: []time.Duration{15 * time.Second, 15 * time.Second, 15 * time.Second}},
 	}
 	for _, tt := range tests {
