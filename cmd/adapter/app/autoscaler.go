@@ -74,11 +74,13 @@ func clientsConfig(cfg *rest.Config, qps float32, burst int) *rest.Config {
 	return c
 }
 
-// metricSources is what the autoscaler reads custom, object and external
-// metrics from in-process: podpilot's provider satisfies both interfaces.
+// metricSources is what the autoscaler reads in-process from podpilot's
+// provider: custom, object and external metrics, and when the data behind a
+// pods metric landed (to align rounds with scrapes).
 type metricSources interface {
 	metrics.CustomSource
 	metrics.ExternalSource
+	metrics.SampleTimeSource
 }
 
 // newAutoscaler builds the controller on the same custom and external metrics
@@ -132,7 +134,7 @@ func newAutoscaler(o *Options, cfg *rest.Config, sources metricSources, registry
 	a.ctrl, err = controller.New(controller.Config{
 		KubeClient: scaleClient, PodpilotClient: pp, StatusLimiter: flowcontrol.NewTokenBucketRateLimiter(qps, burst),
 		KubeInformers: a.kubeInf, PodpilotInformers: a.podpilotInf,
-		CustomSource: sources, ExternalSource: sources, ResourceSource: metrics.NewResourceMetricsAPI(mc), Recorder: rec,
+		CustomSource: sources, ExternalSource: sources, SampleTimes: sources, ResourceSource: metrics.NewResourceMetricsAPI(mc), Recorder: rec,
 		Options: *o.Autoscaler, Metrics: m,
 	})
 	if err != nil {
