@@ -28,7 +28,7 @@ const (
 var benchLabels = map[string]string{benchLabel: "1"}
 
 func hpaFor(w workload) *autoscalingv2.HorizontalPodAutoscaler {
-	h := framework.PodsMetricHPA(w.name, loadMetric, targetPerPod, 1, maxReplicas)
+	h := framework.PodsMetricHPA(w.name, w.metricName(), targetPerPod, 1, maxReplicas)
 	h.Labels = benchLabels
 	return h
 }
@@ -42,7 +42,7 @@ func podAutoscalerFor(w workload) *podpilotv1alpha1.PodAutoscaler {
 			MinReplicas:     ptr.To[int32](1),
 			MaxReplicas:     maxReplicas,
 			CustomMetrics: []podpilotv1alpha1.CustomMetricSpec{{
-				MetricName: loadMetric, AverageValue: *resource.NewQuantity(targetPerPod, resource.DecimalSI),
+				MetricName: w.metricName(), AverageValue: *resource.NewQuantity(targetPerPod, resource.DecimalSI),
 			}},
 		},
 	}

@@ -47,6 +47,12 @@ type Config struct {
 // autoscalers' target per pod.
 const (
 	loadMetric    = "bench_load"
+	// stepCounter is a per-pod counter growing at the same per-pod rate as
+	// loadMetric; the default rules serve it rated over 1m as
+	// stepRateMetric, and the bench's extra rule (fastRule) as stepFastMetric.
+	stepCounter    = "bench_step_total"
+	stepRateMetric = "bench_step_per_second"
+	stepFastMetric = "bench_step_fast"
 	targetPerPod  = 100
 	baseReplicas  = 2
 	maxReplicas   = 20

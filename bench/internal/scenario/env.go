@@ -18,7 +18,6 @@ import (
 	"github.com/podpilot/podpilot/bench/internal/promtext"
 	"github.com/podpilot/podpilot/bench/internal/report"
 	"github.com/podpilot/podpilot/pkg/generated/clientset/versioned"
-	"github.com/podpilot/podpilot/pkg/provider/rules"
 	"github.com/podpilot/podpilot/test/e2e/framework"
 	"github.com/podpilot/podpilot/test/exporter"
 )
@@ -92,7 +91,7 @@ func (e *Env) start(ctx context.Context) error {
 	}
 	e.Load = StartLoad(ctx, e.Exporter.Exporter, e.Watch)
 	e.rulesFile = filepath.Join(c.StateDir, "bench-rules.yaml")
-	if err := os.WriteFile(e.rulesFile, []byte(rules.DefaultYAML), 0o644); err != nil {
+	if err := os.WriteFile(e.rulesFile, []byte(benchRules(e.Cfg.ScrapeInterval)), 0o644); err != nil {
 		return fmt.Errorf("write rule file: %w", err)
 	}
 	if e.Podpilot, err = e.startMetricsServer(ctx, e.Cfg.PodpilotBinary, e.podpilotArgs()); err != nil {

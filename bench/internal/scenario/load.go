@@ -10,7 +10,8 @@ import (
 )
 
 // Load spreads a total per Deployment evenly over its running pods as the
-// per-pod gauge bench_load{namespace,pod}, following the pods as they come
+// per-pod gauge bench_load{namespace,pod} and as the rate of the per-pod
+// counter bench_step_total, following the pods as they come
 // and go: Deployments scaled up get the same total, as a load balancer
 // would spread it.
 type Load struct {
@@ -74,12 +75,14 @@ func (l *Load) apply(key string) {
 		share := l.totals[key] / float64(len(pods))
 		for _, p := range pods {
 			l.exp.SetGauge(loadMetric, map[string]string{"namespace": ns, "pod": p}, share)
+			l.exp.SetRate(stepCounter, map[string]string{"namespace": ns, "pod": p}, share)
 			seen[p] = true
 		}
 	}
 	for _, p := range l.pods[key] {
 		if !seen[p] {
 			l.exp.Delete(loadMetric, map[string]string{"namespace": ns, "pod": p})
+			l.exp.Delete(stepCounter, map[string]string{"namespace": ns, "pod": p})
 		}
 	}
 	l.pods[key] = pods

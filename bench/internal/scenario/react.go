@@ -13,27 +13,53 @@ import (
 
 const reactNamespace = benchNSPrefix + "react"
 
-// React runs scenario d: ReactSteps Deployments per kind at 80 per pod
+// reactGroup is one autoscaler kind on one rule in scenario d.
+type reactGroup struct {
+	label  string // row name
+	kind   kind
+	metric string
+	prefix string // Deployment name prefix
+}
+
+// reactGroups are scenario d's rows: both kinds on the gauge, then the stock
+// HPA on the default rule of a counter (rate over 1m) against the
+// PodAutoscaler on README's fast-reacting rule of the same counter.
+func (e *Env) reactGroups() []reactGroup {
+	fast := fmt.Sprintf("PodAutoscaler, irate(x_total[%s])", promDuration(3*e.Cfg.ScrapeInterval))
+	return []reactGroup{
+		{label: string(kindHPA), kind: kindHPA, metric: loadMetric, prefix: "r-hpa"},
+		{label: string(kindPA), kind: kindPA, metric: loadMetric, prefix: "r-pa"},
+		{label: "stock HPA, rate(x_total[1m])", kind: kindHPA, metric: stepRateMetric, prefix: "r-hpa-rate"},
+		{label: fast, kind: kindPA, metric: stepFastMetric, prefix: "r-pa-fast"},
+	}
+}
+
+// React runs scenario d: ReactSteps Deployments per group at 80 per pod
 // (2 pods, target 100), each stepped to 300 per pod at an offset spread
 // evenly over one scrape interval, and the time from each step to its
-// Deployment's spec.replicas changing, the stock HPA and PodAutoscalers side
-// by side in the same window.
+// Deployment's spec.replicas changing, every group side by side in the same
+// window.
 func (e *Env) React(ctx context.Context) (report.Section, error) {
+	groups := e.reactGroups()
 	sec := report.Section{Title: "d. Reaction time",
-		Intro: fmt.Sprintf("%d Deployments per autoscaler kind (2 pods, per-pod gauge at 80 against a target of 100) in one namespace; "+
-			"step *i* sets Deployment *i* of each kind to 300 per pod at *i*/%d of the %s scrape interval, so the steps' phase covers the "+
-			"scrape and sync periods. Reaction = step → the Deployment's `spec.replicas` changed (watched); "+
+		Intro: fmt.Sprintf("%d Deployments per row (2 pods at 80 per pod against a target of 100) in one namespace; "+
+			"step *i* sets Deployment *i* of each row to 300 per pod at *i*/%d of the %s scrape interval, so the steps' phase covers the "+
+			"scrape and sync periods. The first two rows follow a per-pod gauge; the last two a per-pod counter growing at the same rate, "+
+			"the stock HPA through the default rule (`rate(x_total[1m])`) and the PodAutoscaler through README's fast-reacting rule. "+
+			"Reaction = step → the Deployment's `spec.replicas` changed (watched); "+
 			"its decision part starts when the step's first sample landed in Prometheus (the scrape timestamp of the first raw sample at the new value).",
 			e.Cfg.ReactSteps, e.Cfg.ReactSteps, e.Cfg.ScrapeInterval)}
 	if err := e.ensureNamespaces(ctx, reactNamespace); err != nil {
 		return sec, err
 	}
+	byGroup := map[string][]workload{}
 	byKind := map[kind][]workload{}
 	var all []workload
-	for _, k := range []kind{kindHPA, kindPA} {
+	for _, g := range groups {
 		for i := range e.Cfg.ReactSteps {
-			w := workload{ns: reactNamespace, name: fmt.Sprintf("r-%s-%02d", map[kind]string{kindHPA: "hpa", kindPA: "pa"}[k], i)}
-			byKind[k] = append(byKind[k], w)
+			w := workload{ns: reactNamespace, name: fmt.Sprintf("%s-%02d", g.prefix, i), metric: g.metric}
+			byGroup[g.label] = append(byGroup[g.label], w)
+			byKind[g.kind] = append(byKind[g.kind], w)
 			all = append(all, w)
 			e.Load.Set(w.ns, w.name, 80*baseReplicas)
 		}
@@ -44,13 +70,13 @@ func (e *Env) React(ctx context.Context) (report.Section, error) {
 	if err := e.waitPrometheusAt(ctx, reactNamespace, 80); err != nil {
 		return sec, err
 	}
-	for _, k := range []kind{kindHPA, kindPA} {
-		if err := e.createAutoscalers(ctx, k, byKind[k]); err != nil {
+	for k, ws := range byKind {
+		if err := e.createAutoscalers(ctx, k, ws); err != nil {
 			return sec, err
 		}
 	}
 	defer func() {
-		for _, k := range []kind{kindHPA, kindPA} {
+		for k := range byKind {
 			_ = e.deleteAutoscalers(context.WithoutCancel(ctx), k, []string{reactNamespace})
 		}
 	}()
@@ -60,30 +86,31 @@ func (e *Env) React(ctx context.Context) (report.Section, error) {
 			return false, "", err
 		}
 		p, err := e.activeAutoscalers(ctx, kindPA, []string{reactNamespace})
-		return h == e.Cfg.ReactSteps && p == e.Cfg.ReactSteps, fmt.Sprintf("%d HPAs, %d PodAutoscalers active", h, p), err
+		return h == len(byKind[kindHPA]) && p == len(byKind[kindPA]), fmt.Sprintf("%d HPAs, %d PodAutoscalers active", h, p), err
 	})
 	if err != nil {
 		return sec, err
 	}
-	// One more round so every autoscaler has settled on 2 replicas.
-	if err := sleep(ctx, e.Cfg.SyncPeriod); err != nil {
+	// One more round so every autoscaler has settled on 2 replicas; a full
+	// rate window so the counters' rates read 80.
+	if err := sleep(ctx, max(e.Cfg.SyncPeriod, time.Minute)); err != nil {
 		return sec, err
 	}
-	reactions, decisions := e.staggeredSteps(ctx, byKind)
-	return e.reactSection(sec, reactions, decisions)
+	reactions, decisions := e.staggeredSteps(ctx, groups, byGroup)
+	return e.reactSection(sec, groups, reactions, decisions)
 }
 
-// staggeredSteps steps workload i of each kind at i/ReactSteps of the scrape
-// interval and returns each kind's reaction times in seconds, and the part
-// of each after the step's data landed in Prometheus (see firstLanding).
-func (e *Env) staggeredSteps(ctx context.Context, byKind map[kind][]workload) (reactions, decisions map[kind][]float64) {
+// staggeredSteps steps workload i of each group at i/ReactSteps of the
+// scrape interval and returns each group's reaction times in seconds, and the
+// part of each after the step's data landed in Prometheus (see firstLanding).
+func (e *Env) staggeredSteps(ctx context.Context, groups []reactGroup, byGroup map[string][]workload) (reactions, decisions map[string][]float64) {
 	n := e.Cfg.ReactSteps
 	stepAt := make([]time.Time, n)
-	e.logf("d: %d staggered steps per kind over %s", n, e.Cfg.ScrapeInterval)
+	e.logf("d: %d staggered steps per row over %s", n, e.Cfg.ScrapeInterval)
 	for i := range n {
 		stepAt[i] = time.Now()
-		for _, k := range []kind{kindHPA, kindPA} {
-			w := byKind[k][i]
+		for _, g := range groups {
+			w := byGroup[g.label][i]
 			e.Load.Set(w.ns, w.name, 300*baseReplicas)
 		}
 		if err := sleep(ctx, e.Cfg.ScrapeInterval/time.Duration(n)); err != nil {
@@ -92,61 +119,66 @@ func (e *Env) staggeredSteps(ctx context.Context, byKind map[kind][]workload) (r
 	}
 	_ = framework.Poll(ctx, 5*time.Minute, "every reaction Deployment resized", func(context.Context) (bool, string, error) {
 		done := 0
-		for _, ws := range byKind {
+		for _, ws := range byGroup {
 			for i, w := range ws {
 				if _, ok := e.Watch.FirstChangeAfter(w.key(), stepAt[i]); ok {
 					done++
 				}
 			}
 		}
-		return done == 2*n, fmt.Sprintf("%d of %d resized", done, 2*n), nil
+		return done == len(groups)*n, fmt.Sprintf("%d of %d resized", done, len(groups)*n), nil
 	})
-	reactions, decisions = map[kind][]float64{}, map[kind][]float64{}
-	for k, ws := range byKind {
+	reactions, decisions = map[string][]float64{}, map[string][]float64{}
+	for label, ws := range byGroup {
 		for i, w := range ws {
 			at, ok := e.Watch.FirstChangeAfter(w.key(), stepAt[i])
 			if !ok {
 				continue
 			}
-			reactions[k] = append(reactions[k], at.Sub(stepAt[i]).Seconds())
+			reactions[label] = append(reactions[label], at.Sub(stepAt[i]).Seconds())
 			landed, err := e.firstLanding(ctx, w, stepAt[i], 300)
 			if err != nil {
 				e.logf("d: %s: %v", w.name, err)
 				continue
 			}
-			decisions[k] = append(decisions[k], at.Sub(landed).Seconds())
+			decisions[label] = append(decisions[label], at.Sub(landed).Seconds())
 		}
 	}
 	return reactions, decisions
 }
 
-func (e *Env) reactSection(sec report.Section, r, decided map[kind][]float64) (report.Section, error) {
-	h := stats.Summarize(r[kindHPA])
-	t := report.Table{Header: []string{"autoscaler", "steps resized", "median s", "× HPA", "p90 s", "worst s", "× HPA", "best s"}}
-	for _, k := range []kind{kindHPA, kindPA} {
-		s := stats.Summarize(r[k])
-		t.Rows = append(t.Rows, []string{string(k), fmt.Sprintf("%d/%d", s.N, e.Cfg.ReactSteps), stats.Num(s.P50, 1), stats.Ratio(s.P50, h.P50),
-			stats.Num(s.P90, 1), stats.Num(s.Max, 1), stats.Ratio(s.Max, h.Max), stats.Num(s.Min, 1)})
+func (e *Env) reactSection(sec report.Section, groups []reactGroup, r, decided map[string][]float64) (report.Section, error) {
+	hpa, pa, hpaRate, paFast := groups[0].label, groups[1].label, groups[2].label, groups[3].label
+	h, hd := stats.Summarize(r[hpa]), stats.Summarize(decided[hpa])
+	t := report.Table{Header: []string{"autoscaler", "metric", "steps resized", "median s", "× HPA", "p90 s", "worst s", "× HPA", "best s",
+		"decision part median s", "× HPA", "decision part worst s"}}
+	for _, g := range groups {
+		s, d := stats.Summarize(r[g.label]), stats.Summarize(decided[g.label])
+		t.Rows = append(t.Rows, []string{g.label, "`" + g.metric + "`", fmt.Sprintf("%d/%d", s.N, e.Cfg.ReactSteps), stats.Num(s.P50, 1), stats.Ratio(s.P50, h.P50),
+			stats.Num(s.P90, 1), stats.Num(s.Max, 1), stats.Ratio(s.Max, h.Max), stats.Num(s.Min, 1),
+			stats.Num(d.P50, 2), stats.Ratio(d.P50, hd.P50), stats.Num(d.Max, 2)})
 	}
 	sec.Tables = append(sec.Tables, t)
-	hd := stats.Summarize(decided[kindHPA])
-	dt := report.Table{Header: []string{"autoscaler", "data landed → replicas changed: median s", "× HPA", "p90 s", "worst s", "best s"}}
-	for _, k := range []kind{kindHPA, kindPA} {
-		s := stats.Summarize(decided[k])
-		dt.Rows = append(dt.Rows, []string{string(k), stats.Num(s.P50, 2), stats.Ratio(s.P50, hd.P50), stats.Num(s.P90, 2), stats.Num(s.Max, 2), stats.Num(s.Min, 2)})
-	}
-	sec.Tables = append(sec.Tables, dt)
-	pd := stats.Summarize(decided[kindPA])
-	pa := stats.Summarize(r[kindPA])
-	sec.Headline = []string{fmt.Sprintf("d. reaction step → replicas changed: PodAutoscaler median %s s = %s the stock HPA's %s s; worst %s s = %s the HPA's %s s",
-		stats.Num(pa.P50, 1), stats.Ratio(pa.P50, h.P50), stats.Num(h.P50, 1), stats.Num(pa.Max, 1), stats.Ratio(pa.Max, h.Max), stats.Num(h.Max, 1)),
+	sec.Notes = append(sec.Notes, "× HPA compares with the first row, the stock HPA on the gauge; the fast rule's row is compared with the stock HPA on the counter's default rule in the headline.")
+	p, pd := stats.Summarize(r[pa]), stats.Summarize(decided[pa])
+	hr, pf := stats.Summarize(r[hpaRate]), stats.Summarize(r[paFast])
+	sec.Headline = []string{
+		fmt.Sprintf("d. reaction step → replicas changed: PodAutoscaler median %s s = %s the stock HPA's %s s; worst %s s = %s the HPA's %s s",
+			stats.Num(p.P50, 1), stats.Ratio(p.P50, h.P50), stats.Num(h.P50, 1), stats.Num(p.Max, 1), stats.Ratio(p.Max, h.Max), stats.Num(h.Max, 1)),
 		fmt.Sprintf("d. decision part (step's data landed in Prometheus → replicas changed): PodAutoscaler median %s s = %s the stock HPA's %s s",
-			stats.Num(pd.P50, 2), stats.Ratio(pd.P50, hd.P50), stats.Num(hd.P50, 2))}
+			stats.Num(pd.P50, 2), stats.Ratio(pd.P50, hd.P50), stats.Num(hd.P50, 2)),
+		fmt.Sprintf("d. on a counter: %s median %s s = %s the %s's %s s; worst %s s = %s",
+			paFast, stats.Num(pf.P50, 1), stats.Ratio(pf.P50, hr.P50), hpaRate, stats.Num(hr.P50, 1), stats.Num(pf.Max, 1), stats.Ratio(pf.Max, hr.Max)),
+	}
+	samples := make([]svg.Sample, 0, len(groups))
+	for _, g := range groups {
+		samples = append(samples, svg.Sample{Name: g.label, Values: r[g.label]})
+	}
 	img, err := e.writeSVG("reaction", svg.CDF{
 		Title:    "step → spec.replicas changed",
-		Subtitle: fmt.Sprintf("%d steps per kind, phases spread over the %s scrape interval", e.Cfg.ReactSteps, e.Cfg.ScrapeInterval),
+		Subtitle: fmt.Sprintf("%d steps per row, phases spread over the %s scrape interval", e.Cfg.ReactSteps, e.Cfg.ScrapeInterval),
 		XLabel:   "reaction time (s)",
-		Samples:  []svg.Sample{{Name: string(kindHPA), Values: r[kindHPA]}, {Name: string(kindPA), Values: r[kindPA]}},
+		Samples:  samples,
 	}.Render())
 	if err != nil {
 		return sec, err

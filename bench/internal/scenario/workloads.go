@@ -19,7 +19,19 @@ import (
 const parallel = 16
 
 // workload is one bench Deployment.
-type workload struct{ ns, name string }
+type workload struct {
+	ns, name string
+	// metric is the custom metric its autoscaler follows; empty means loadMetric.
+	metric string
+}
+
+// metricName is the custom metric w's autoscaler follows.
+func (w workload) metricName() string {
+	if w.metric == "" {
+		return loadMetric
+	}
+	return w.metric
+}
 
 func (w workload) key() string { return w.ns + "/" + w.name }
 
