@@ -24,6 +24,9 @@ type apiTarget struct {
 	req    request
 	// server is the metrics server whose CPU the request costs (nil: none).
 	server *framework.Podpilot
+	// setup, when set, runs before the target is measured: the aggregated
+	// targets point the custom metrics APIServices at their server.
+	setup func(context.Context) error
 }
 
 // apiRun is one target's measurement.
@@ -105,6 +108,11 @@ func (e *Env) API(ctx context.Context) (report.Section, error) {
 }
 
 func (e *Env) measureTarget(ctx context.Context, t apiTarget) apiRun {
+	if t.setup != nil {
+		if err := t.setup(ctx); err != nil {
+			e.logf("a: %s: setup: %v", t.name, err)
+		}
+	}
 	drive(ctx, t.client, t.req, e.Cfg.APIConcurrency, 2*time.Second) // warm-up
 	serverPid := 0
 	if t.server != nil {
@@ -146,13 +154,31 @@ func (e *Env) apiTargets(ctx context.Context, sec *report.Section) ([]apiTarget,
 	targets := []apiTarget{
 		{name: "raw PromQL → Prometheus (floor)", client: promClient, req: queryRequest(e.Cluster.PrometheusURL, rawQuery(apiNamespace))},
 		{name: "podpilot direct", client: e.direct, req: getRequest(direct, customPath(apiNamespace)), server: e.Podpilot},
-		{name: "podpilot via aggregator", client: agg, req: getRequest(e.Cluster.Config.Host, customPath(apiNamespace)), server: e.Podpilot},
+		{name: "podpilot via aggregator", client: agg, req: getRequest(e.Cluster.Config.Host, customPath(apiNamespace)), server: e.Podpilot,
+			setup: func(ctx context.Context) error { return e.routeCustomAPIs(ctx, e.Podpilot.Port) }},
 	}
 	if e.Cfg.Adapter == "" {
 		sec.Notes = append(sec.Notes, "prometheus-adapter: skipped (set PROMETHEUS_ADAPTER=/path/to/adapter to measure it side by side).")
 		return targets, func() {}, nil
 	}
 	return e.adapterTargets(ctx, targets, agg)
+}
+
+// routeCustomAPIs points the custom metrics APIServices at the server on
+// port and waits until the aggregator reports them Available again.
+func (e *Env) routeCustomAPIs(ctx context.Context, port int) error {
+	if err := e.Cluster.RegisterSomeMetricsAPIs(ctx, port, customAPIs...); err != nil {
+		return err
+	}
+	for _, name := range customAPIs {
+		err := framework.PollEvery(ctx, 200*time.Millisecond, time.Minute, "APIService "+name+" Available", func(ctx context.Context) (bool, string, error) {
+			return e.Cluster.APIServiceAvailable(ctx, name)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (e *Env) aggregatorClient() (*http.Client, error) {
