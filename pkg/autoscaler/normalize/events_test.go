@@ -42,7 +42,7 @@ func TestPoliciesSeeScaleEventsOfBothDirections(t *testing.T) {
 	}{{
 		// Down events 60 s ago: 8 → 4. Scale-up period 300 s: start = 4 - 0 + 4 = 8; Percent 100 → ceil(8 × 2) = 16.
 		name:     "a scale-down within a scale-up Percent policy's period raises the period's start",
-		behavior: Behavior{ScaleUp: &Rules{Policies: []Policy{percentPolicy(100, 300 * time.Second)}}, ScaleDown: &Rules{StabilizationWindow: noWindow}},
+		behavior: Behavior{ScaleUp: &Rules{Policies: []Policy{percentPolicy(100, 300*time.Second)}}, ScaleDown: &Rules{StabilizationWindow: noWindow}},
 		start:    8, rescales: []rescale{{60 * time.Second, 4}},
 		desired: 30,
 		want:    outcome{Replicas: 16, Stabilized: 30, StabilizeReason: ReasonReadyForNewScale, Limited: true, LimitReason: ReasonScaleUpLimit},
@@ -53,8 +53,8 @@ func TestPoliciesSeeScaleEventsOfBothDirections(t *testing.T) {
 		// start = 4 - 0 + (2 + 2) = 8; Percent 100 → 16. Pruning every old scale-down gave 4 + 2 = 6 → 12;
 		// keeping all three would give 4 + 6 = 10 → 20.
 		name: "a scale-down older than its own direction's period still counts for a longer scale-up period until replaced",
-		behavior: Behavior{ScaleUp: &Rules{Policies: []Policy{percentPolicy(100, 300 * time.Second)}},
-			ScaleDown: &Rules{StabilizationWindow: noWindow, Policies: []Policy{podsPolicy(2, 60 * time.Second)}}},
+		behavior: Behavior{ScaleUp: &Rules{Policies: []Policy{percentPolicy(100, 300*time.Second)}},
+			ScaleDown: &Rules{StabilizationWindow: noWindow, Policies: []Policy{podsPolicy(2, 60*time.Second)}}},
 		start: 10, rescales: []rescale{{280 * time.Second, 8}, {250 * time.Second, 6}, {100 * time.Second, 4}},
 		desired:  30,
 		want:     outcome{Replicas: 16, Stabilized: 30, StabilizeReason: ReasonReadyForNewScale, Limited: true, LimitReason: ReasonScaleUpLimit},
@@ -64,8 +64,8 @@ func TestPoliciesSeeScaleEventsOfBothDirections(t *testing.T) {
 		// the 15 s scale-up period; the 105 s one is replaced). Scale-down Pods 4 per 120 s:
 		// start = 10 - (2 + 2) + 0 = 6 → 6 - 4 = 2, above min 1.
 		name: "scale-ups within a scale-down Pods policy's period lower the period's start",
-		behavior: Behavior{ScaleUp: &Rules{Policies: []Policy{podsPolicy(4, 15 * time.Second)}},
-			ScaleDown: &Rules{StabilizationWindow: noWindow, Policies: []Policy{podsPolicy(4, 120 * time.Second)}}},
+		behavior: Behavior{ScaleUp: &Rules{Policies: []Policy{podsPolicy(4, 15*time.Second)}},
+			ScaleDown: &Rules{StabilizationWindow: noWindow, Policies: []Policy{podsPolicy(4, 120*time.Second)}}},
 		start: 4, rescales: []rescale{{110 * time.Second, 6}, {105 * time.Second, 8}, {60 * time.Second, 10}},
 		desired: 1,
 		want:    outcome{Replicas: 2, Stabilized: 1, StabilizeReason: ReasonReadyForNewScale, Limited: true, LimitReason: ReasonScaleDownLimit},
@@ -74,8 +74,8 @@ func TestPoliciesSeeScaleEventsOfBothDirections(t *testing.T) {
 		// 4 → 8 (50 s ago), → 12 (30 s ago: the 50 s one is 20 s older than the default 15 s
 		// scale-up period and is replaced). Scale-down Percent 50 per 60 s: start = 12 - 4 = 8 →
 		// int32(8 × 0.5) = 4. Keeping the replaced event would give 12 - 8 = 4 → 2.
-		name: "an event replaced by a newer one of its direction no longer counts for the other direction",
-		behavior: Behavior{ScaleDown: &Rules{StabilizationWindow: noWindow, Policies: []Policy{percentPolicy(50, 60 * time.Second)}}},
+		name:     "an event replaced by a newer one of its direction no longer counts for the other direction",
+		behavior: Behavior{ScaleDown: &Rules{StabilizationWindow: noWindow, Policies: []Policy{percentPolicy(50, 60*time.Second)}}},
 		start:    4, rescales: []rescale{{50 * time.Second, 8}, {30 * time.Second, 12}},
 		desired: 1,
 		want:    outcome{Replicas: 4, Stabilized: 1, StabilizeReason: ReasonReadyForNewScale, Limited: true, LimitReason: ReasonScaleDownLimit},
@@ -83,8 +83,8 @@ func TestPoliciesSeeScaleEventsOfBothDirections(t *testing.T) {
 	}, {
 		// 2 → 5 (100 s ago), 5 → 3 (50 s ago). Scale-up Pods 3 per 120 s: start = 3 - 3 + 2 = 2 → 5.
 		name: "a scale-up Pods policy counts the scale-ups and the scale-downs of its period",
-		behavior: Behavior{ScaleUp: &Rules{Policies: []Policy{podsPolicy(3, 120 * time.Second)}},
-			ScaleDown: &Rules{StabilizationWindow: noWindow, Policies: []Policy{podsPolicy(2, 15 * time.Second)}}},
+		behavior: Behavior{ScaleUp: &Rules{Policies: []Policy{podsPolicy(3, 120*time.Second)}},
+			ScaleDown: &Rules{StabilizationWindow: noWindow, Policies: []Policy{podsPolicy(2, 15*time.Second)}}},
 		start: 2, rescales: []rescale{{100 * time.Second, 5}, {50 * time.Second, 3}},
 		desired: 10,
 		want:    outcome{Replicas: 5, Stabilized: 10, StabilizeReason: ReasonReadyForNewScale, Limited: true, LimitReason: ReasonScaleUpLimit},
@@ -93,7 +93,7 @@ func TestPoliciesSeeScaleEventsOfBothDirections(t *testing.T) {
 		// (start 9 → ceil(13.5) = 14) and Pods 2 per 300 s (start 9 - 6 + 3 = 6 → 8): Min → 8,
 		// below current, so no scale-up at all (the limit is raised to current 9).
 		name: "a Min scale-up policy over a long period can hold the replicas after a recent drop",
-		behavior: Behavior{ScaleUp: &Rules{SelectPolicy: SelectMin, Policies: []Policy{percentPolicy(50, 60 * time.Second), podsPolicy(2, 300 * time.Second)}},
+		behavior: Behavior{ScaleUp: &Rules{SelectPolicy: SelectMin, Policies: []Policy{percentPolicy(50, 60*time.Second), podsPolicy(2, 300*time.Second)}},
 			ScaleDown: &Rules{StabilizationWindow: noWindow}},
 		start: 6, rescales: []rescale{{200 * time.Second, 12}, {100 * time.Second, 9}},
 		desired: 20,
