@@ -25,7 +25,8 @@ type ExternalInput struct {
 
 // CalculateExternal proposes a replica count for an external metric, as upstream's
 // GetExternalMetricReplicas (Value) and GetExternalPerPodMetricReplicas (AverageValue) do.
-// Scaling from zero replicas is not supported: a Value target with SpecReplicas 0 proposes 0.
+// From zero replicas a Value target proposes ceil(usage ratio), as upstream's
+// getUsageRatioReplicaCount, so that a target scaled to zero can be scaled back up.
 func CalculateExternal(in ExternalInput) (Result, error) {
 	if err := in.Target.validate(); err != nil {
 		return Result{}, err
@@ -56,7 +57,11 @@ func CalculateExternal(in ExternalInput) (Result, error) {
 func externalValue(in ExternalInput, total int64) (Result, error) {
 	ratio := float64(total) / float64(in.Target.Value)
 	res := Result{Replicas: in.SpecReplicas, UsageRatio: ratio, Value: total}
-	if in.SpecReplicas == 0 || in.Tolerances.Within(ratio) {
+	if in.SpecReplicas == 0 {
+		res.Replicas = ceilReplicas(ratio)
+		return res, nil
+	}
+	if in.Tolerances.Within(ratio) {
 		return res, nil
 	}
 	if len(in.Pods) == 0 {

@@ -30,6 +30,12 @@ const (
 	// ConditionScalingLimited says whether the computed replica count was
 	// clamped by minReplicas, maxReplicas or a scaling policy.
 	ConditionScalingLimited = "ScalingLimited"
+	// ConditionScaledToZero is True while the autoscaler holds the target at
+	// zero replicas, which it scales back up when an Object or External
+	// metric asks for it; False (NotScaledToZero) once a rescale left it
+	// above zero. A target at zero without it True was set to zero by a
+	// person and is not scaled. Set after every successful rescale.
+	ConditionScaledToZero = "ScaledToZero"
 )
 
 // PodAutoscalerStatus is the last observed state of a PodAutoscaler,
@@ -62,7 +68,7 @@ type PodAutoscalerStatus struct {
 	// +kubebuilder:validation:MaxItems=12
 	// +optional
 	CurrentMetrics []MetricStatus `json:"currentMetrics,omitempty"`
-	// Conditions are AbleToScale, ScalingActive and ScalingLimited.
+	// Conditions are AbleToScale, ScalingActive, ScalingLimited and ScaledToZero.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
