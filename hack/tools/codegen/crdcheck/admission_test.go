@@ -151,9 +151,14 @@ func TestAdmission(t *testing.T) {
 			mutate: func(o map[string]any) { delete(spec(o), "minReplicas"); spec(o)["maxReplicas"] = int64(1) },
 		},
 		{
-			name:   "minReplicas 0 is rejected",
+			name:   "minReplicas 0 without an Object or External metric is rejected on spec.minReplicas",
 			mutate: func(o map[string]any) { spec(o)["minReplicas"] = int64(0) },
-			want:   []string{"spec.minReplicas: Invalid value: 0: spec.minReplicas in body should be greater than or equal to 1"},
+			want:   []string{"spec.minReplicas: Invalid value", "minReplicas 0 (scale to zero) needs at least one metric in objectMetrics or externalMetrics"},
+		},
+		{
+			name:   "a negative minReplicas is rejected",
+			mutate: func(o map[string]any) { spec(o)["minReplicas"] = int64(-1) },
+			want:   []string{"spec.minReplicas: Invalid value: -1: spec.minReplicas in body should be greater than or equal to 0"},
 		},
 		{
 			name:   "maxReplicas 0 is rejected",
