@@ -24,10 +24,6 @@ func TestCalculateExternalFromZero(t *testing.T) {
 		name: "from zero a value target with no usage proposes 0",
 		in:   ExternalInput{Target: Target{Type: Value, Value: 10_000}, Values: []int64{0}},
 		want: Result{Replicas: 0, UsageRatio: 0, Value: 0},
-	}, {
-		name: "from zero an average value target proposes ceil(total / target)",
-		in:   ExternalInput{Target: Target{Type: AverageValue, AverageValue: 2_000}, Values: []int64{5_000}},
-		want: Result{Replicas: 3, Value: 5_000, AverageValue: 5_000},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
