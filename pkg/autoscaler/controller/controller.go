@@ -65,8 +65,11 @@ type Config struct {
 	// metrics fail (and so never scale down).
 	CustomSource metrics.CustomSource
 	// ResourceSource serves cpu and memory, e.g. metrics.NewResourceMetricsAPI; nil makes resource
-	// metrics fail.
+	// and container resource metrics fail.
 	ResourceSource metrics.ResourceSource
+	// ExternalSource serves external metrics, e.g. podpilot's Prometheus provider; nil makes
+	// external metrics fail. Object metrics are read from CustomSource.
+	ExternalSource metrics.ExternalSource
 	// Recorder records events on PodAutoscalers; see NewRecorder.
 	Recorder events.EventRecorder
 	// Clock is the time of every round and of the work queue; nil means the real clock.
@@ -114,7 +117,7 @@ func New(cfg Config) (*Controller, error) {
 		cfg.Clock = clock.RealClock{}
 	}
 	fetcher, err := metrics.NewFetcher(metrics.FetcherConfig{
-		Custom: cfg.CustomSource, Resource: cfg.ResourceSource, Clock: cfg.Clock,
+		Custom: cfg.CustomSource, Resource: cfg.ResourceSource, External: cfg.ExternalSource, Clock: cfg.Clock,
 		Freshness: cfg.Options.SyncPeriod / 2, Timeout: cfg.Options.SyncPeriod, Counter: cfg.Metrics.counter(),
 	})
 	if err != nil {

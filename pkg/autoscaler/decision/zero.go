@@ -13,14 +13,11 @@ const (
 	ReasonNotScaledToZero = "NotScaledToZero"
 )
 
-// objectMetric is autoscaling/v2's Object source type, a value of one object like External's.
-const objectMetric MetricKind = "Object"
-
 // scalesToZero reports whether metrics can ask for replicas while the target has none: only
 // Object and External metrics, which do not come from the target's pods, can.
 func scalesToZero(metrics []Metric) bool {
 	for _, m := range metrics {
-		if m.Kind == ExternalMetric || m.Kind == objectMetric {
+		if m.Kind == ExternalMetric || m.Kind == ObjectMetric {
 			return true
 		}
 	}
