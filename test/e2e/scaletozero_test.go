@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/test/e2e/framework"
@@ -56,13 +57,17 @@ spec:
 	exp.SetGauge("jobs_backlog", backlog, 35)
 	cluster.WaitReplicas(ctx, t, 2*time.Minute, "Deployment", ns, "worker", 4)
 	waitScaledToZero(ctx, t, ns, metav1.ConditionFalse, "NotScaledToZero")
-	scale, err := cluster.Client.AppsV1().Deployments(ns).GetScale(ctx, "worker", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	scale.Spec.Replicas = 0
-	if _, err := cluster.Client.AppsV1().Deployments(ns).UpdateScale(ctx, "worker", scale, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
+	// As kubectl scale does: read the scale and write it back, again on a conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		scale, err := cluster.Client.AppsV1().Deployments(ns).GetScale(ctx, "worker", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		scale.Spec.Replicas = 0
+		_, err = cluster.Client.AppsV1().Deployments(ns).UpdateScale(ctx, "worker", scale, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatalf("scale worker to 0 as a person: %v", err)
 	}
 	framework.WaitFor(ctx, t, time.Minute, "a zero set by a person disables scaling", func(ctx context.Context) (bool, string, error) {
 		pa, err := getPodAutoscaler(ctx, t, ns, "zero")
