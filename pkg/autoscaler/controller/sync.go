@@ -36,6 +36,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	now := c.clock.Now()
 	pa.Status.ObservedGeneration = pa.Generation
 	pa.Status.Reference, _ = pa.TargetReference()
+	pa.Status.Mode = modeOf(pa)
 
 	t, err := c.resolveTarget(pa)
 	if err != nil {
@@ -59,11 +60,14 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 		Pods: podsOf(pods), Metrics: c.metricsOf(ctx, pa, rec), Behavior: behaviorOf(pa.Spec.Behavior),
 		History: historyOf(pa.Status), Config: c.opts.decisionConfig(), Now: now,
 	}
+	in.History = observedHistory(pa, in.History, in.Behavior, t.specReplicas, now)
 	d := decision.Decide(in)
 	c.recordMetricFailures(pa, d.Statuses)
 	setDecisionConditions(pa, d.Conditions, now)
 	history, desired, rescaleErr := d.History, d.DesiredReplicas, error(nil)
-	if d.Rescale {
+	if d.Rescale && dryRun(pa) {
+		history, desired = c.reportRescale(ctx, pa, t, d, now)
+	} else if d.Rescale {
 		history, desired, rescaleErr = c.applyRescale(ctx, pa, t, d, in.Behavior, now)
 		if errors.Is(rescaleErr, errStaleTarget) {
 			return rescaleErr
