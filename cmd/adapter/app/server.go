@@ -51,6 +51,7 @@ as an aggregated API, and runs an embedded autoscaler for PodAutoscaler resource
 	}
 	cols, _, _ := term.TerminalSize(os.Stdout)
 	cliflag.SetUsageAndHelpFunc(cmd, fss, cols)
+	cmd.AddCommand(newReplayCommand())
 	return cmd
 }
 
