@@ -148,7 +148,9 @@ func WriteSummaries(w io.Writer, ss []Summary, step time.Duration) error {
 	row("replica-hours (actual)", func(s Summary) string { return fmt.Sprintf("%.2f", s.ActualReplicaHours) })
 	row("time above target", func(s Summary) string { return s.AboveTarget.String() })
 	row("pod-seconds short of target", func(s Summary) string { return fmt.Sprintf("%.0f", s.PodSecondsShort) })
-	row("scale events (up/down)", func(s Summary) string { return fmt.Sprintf("%d (%d/%d)", s.ScaleUps+s.ScaleDowns, s.ScaleUps, s.ScaleDowns) })
+	row("scale events (up/down)", func(s Summary) string {
+		return fmt.Sprintf("%d (%d/%d)", s.ScaleUps+s.ScaleDowns, s.ScaleUps, s.ScaleDowns)
+	})
 	row("largest step (up/down)", func(s Summary) string { return fmt.Sprintf("+%d/-%d", s.LargestUp, s.LargestDown) })
 	row("peak replicas", func(s Summary) string { return fmt.Sprint(s.PeakReplicas) })
 	row("self-check: mean |replayed-actual|", func(s Summary) string { return fmt.Sprintf("%.2f", s.SelfCheck.MeanDistance) })

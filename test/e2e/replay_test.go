@@ -1,0 +1,190 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podpilot/podpilot/test/e2e/framework"
+	"github.com/podpilot/podpilot/test/exporter"
+)
+
+// TestReplayMatchesTheRealPodAutoscaler runs a load profile (1 -> 4 -> 7 -> 2 pods' worth) through
+// the exporter under a PodAutoscaler for about three minutes, then runs `podpilot replay` over the
+// same window with the same spec, and with a spec of half the target. The harness plays
+// kube-state-metrics: it exports the Deployment's spec.replicas as kube_deployment_spec_replicas.
+//
+// Tolerance: the replayed replicas equal the real ones at >= 70% of the 10 s checkpoints and are
+// within one pod at >= 90%. The replay decides at fixed 2 s steps on Prometheus' samples, while
+// the controller's rounds run at their own 2 s phase and read the adapter's 1 s-scraped values,
+// and the load generator moves a pod's share only once the pod runs: each transition can land one
+// step (2 s) earlier or later in the replay, and a checkpoint falling in that gap differs by the
+// size of the step. The half-target spec must replay more replica-hours and a higher peak.
+func TestReplayMatchesTheRealPodAutoscaler(t *testing.T) {
+	ctx := t.Context()
+	ns := cluster.CreateNamespace(ctx, t, "replay")
+	const name = "vg1-vanguard"
+	startWorkload(ctx, t, ns, name, 1)
+	exp := serveExporter(t)
+	load := cluster.NewLoad(ctx, exp, ns, name, "zdns_vanguard_qps", false)
+	t.Cleanup(load.Stop)
+	stopMirror := mirrorSpecReplicas(ctx, exp, ns, name)
+	t.Cleanup(stopMirror)
+	load.Set(800)
+	spec := podAutoscalerYAML(name, "deployment", name, 1, 10, "zdns_vanguard_qps", "1000", "")
+	applyPodAutoscaler(ctx, t, ns, spec)
+	waitPodAutoscalerCondition(ctx, t, ns, name, "ScalingActive", metav1.ConditionTrue)
+
+	from := time.Now().Truncate(time.Second)
+	cluster.HoldReplicas(ctx, t, 20*time.Second, "Deployment", ns, name, 1)
+	for _, phase := range []struct {
+		load float64
+		want int32
+	}{{4000, 4}, {7000, 7}, {2000, 2}} {
+		load.Set(phase.load)
+		cluster.WaitReplicas(ctx, t, 2*time.Minute, "Deployment", ns, name, phase.want)
+		cluster.HoldReplicas(ctx, t, 25*time.Second, "Deployment", ns, name, phase.want)
+	}
+	to := time.Now().Truncate(time.Second)
+
+	dir := t.TempDir()
+	same, lower := filepath.Join(dir, "same.yaml"), filepath.Join(dir, "half-target.yaml")
+	writeTestFile(t, same, spec)
+	writeTestFile(t, lower, podAutoscalerYAML(name, "deployment", name, 1, 10, "zdns_vanguard_qps", "500", ""))
+	// Prometheus scrapes every second: wait until it has a sample past the window's end.
+	prom := prometheusAPI(t)
+	framework.WaitFor(ctx, t, 30*time.Second, "Prometheus to scrape past the window", func(ctx context.Context) (bool, string, error) {
+		ts, ok, err := queryValue(ctx, prom, fmt.Sprintf("max(timestamp(kube_deployment_spec_replicas{namespace=%q}))", ns))
+		return ok && ts > float64(to.Unix()+1), fmt.Sprintf("latest sample at %.0f, window ends at %d", ts, to.Unix()), err
+	})
+	out := runReplay(ctx, t, "--prometheus-url="+cluster.PrometheusURL, "--config="+filepath.Join(cluster.StateDir, "podpilot-rules.yaml"),
+		"--namespace="+ns, "--from="+from.UTC().Format(time.RFC3339), "--to="+to.UTC().Format(time.RFC3339), "--step=2s",
+		"--ready-delay=2s", "--autoscaler-downscale-stabilization=20s", "-f", same, "-f", lower, "--out="+dir)
+	t.Logf("podpilot replay summary:\n%s", out)
+
+	sameRows, lowerRows := readReplayTable(t, filepath.Join(dir, "same.csv")), readReplayTable(t, filepath.Join(dir, "half-target.csv"))
+	var checkpoints, exact, withinOne int
+	for i := 0; i < len(sameRows); i += 5 { // every 10 s
+		r := sameRows[i]
+		if math.IsNaN(r.actual) {
+			continue
+		}
+		checkpoints++
+		d := math.Abs(r.replayed - r.actual)
+		if d == 0 {
+			exact++
+		}
+		if d <= 1 {
+			withinOne++
+		} else {
+			t.Logf("checkpoint %s: replayed %g, actual %g", r.time, r.replayed, r.actual)
+		}
+	}
+	t.Logf("checkpoints %d: exact %d, within one pod %d", checkpoints, exact, withinOne)
+	if checkpoints < 10 || float64(exact) < 0.7*float64(checkpoints) || float64(withinOne) < 0.9*float64(checkpoints) {
+		t.Errorf("replayed replicas match the real ones at %d and within one pod at %d of %d checkpoints; want >= 70%% and >= 90%%",
+			exact, withinOne, checkpoints)
+	}
+	if hs, hl, ps, pl := replicaSeconds(sameRows), replicaSeconds(lowerRows), peak(sameRows), peak(lowerRows); hl <= hs || pl <= ps {
+		t.Errorf("half the target replays %g replica-seconds and a peak of %g, the real spec %g and %g; want more of both", hl, pl, hs, ps)
+	}
+}
+
+// mirrorSpecReplicas exports the Deployment's spec.replicas as kube-state-metrics would, until stopped.
+func mirrorSpecReplicas(ctx context.Context, exp *exporter.Server, ns, name string) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if n, err := cluster.Replicas(ctx, "Deployment", ns, name); err == nil {
+				exp.SetGauge("kube_deployment_spec_replicas", map[string]string{"namespace": ns, "deployment": name}, float64(n))
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func writeTestFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runReplay runs bin/podpilot replay and returns its standard output.
+func runReplay(ctx context.Context, t *testing.T, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, podpilotBinary, append([]string{"replay"}, args...)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("podpilot replay: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+// replayRow is one row of a replay table.
+type replayRow struct {
+	time             string
+	actual, replayed float64
+}
+
+func readReplayTable(t *testing.T, path string) []replayRow {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []replayRow
+	for _, rec := range records[1:] { // time, actual_replicas, replayed_replicas, ...
+		r := replayRow{time: rec[0], actual: math.NaN()}
+		if rec[1] != "" {
+			r.actual, _ = strconv.ParseFloat(rec[1], 64)
+		}
+		r.replayed, _ = strconv.ParseFloat(rec[2], 64)
+		rows = append(rows, r)
+	}
+	if len(rows) == 0 {
+		t.Fatalf("%s has no rows", path)
+	}
+	return rows
+}
+
+func replicaSeconds(rows []replayRow) float64 {
+	var s float64
+	for _, r := range rows {
+		s += r.replayed * 2
+	}
+	return s
+}
+
+func peak(rows []replayRow) float64 {
+	var p float64
+	for _, r := range rows {
+		p = max(p, r.replayed)
+	}
+	return p
+}
