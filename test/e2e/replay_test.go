@@ -57,7 +57,11 @@ func TestReplayMatchesTheRealPodAutoscaler(t *testing.T) {
 	}
 	to := time.Now().Truncate(time.Second)
 
-	dir := t.TempDir()
+	// PODPILOT_E2E_REPLAY_OUT keeps the replay's tables and charts (docs/replay-example.svg comes from there).
+	dir := os.Getenv("PODPILOT_E2E_REPLAY_OUT")
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	same, lower := filepath.Join(dir, "same.yaml"), filepath.Join(dir, "half-target.yaml")
 	writeTestFile(t, same, spec)
 	writeTestFile(t, lower, podAutoscalerYAML(name, "deployment", name, 1, 10, "zdns_vanguard_qps", "500", ""))
