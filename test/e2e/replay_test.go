@@ -24,12 +24,15 @@ import (
 // same window with the same spec, and with a spec of half the target. The harness plays
 // kube-state-metrics: it exports the Deployment's spec.replicas as kube_deployment_spec_replicas.
 //
-// Tolerance: the replayed replicas equal the real ones at >= 70% of the 10 s checkpoints and are
-// within one pod at >= 90%. The replay decides at fixed 2 s steps on Prometheus' samples, while
-// the controller's rounds run at their own 2 s phase and read the adapter's 1 s-scraped values,
-// and the load generator moves a pod's share only once the pod runs: each transition can land one
-// step (2 s) earlier or later in the replay, and a checkpoint falling in that gap differs by the
-// size of the step. The half-target spec must replay more replica-hours and a higher peak.
+// Tolerance: every 2 s step with a known real replica count is a checkpoint; at >= 95% of them the
+// replayed count must equal the real count at that step or at most maxSkewSteps (3 steps, 6 s)
+// before or after it. The replay decides on the load sample itself, while the real count reaches
+// Prometheus through the controller's round (up to one 2 s sync period after the load was
+// scraped), the harness's 0.5 s mirror tick and another 1 s scrape: the real curve lags the
+// replayed one by about 4 s at each transition (2 steps, seen in the runs), so comparing the same
+// step only would fail every transition by its whole size (3 to 5 pods). A wrong decision, a
+// missed stabilization window or a different rate limit shifts a transition by 20 s or changes
+// the level, and fails. The half-target spec must replay more replica-hours and a higher peak.
 func TestReplayMatchesTheRealPodAutoscaler(t *testing.T) {
 	ctx := t.Context()
 	ns := cluster.CreateNamespace(ctx, t, "replay")
@@ -77,31 +80,42 @@ func TestReplayMatchesTheRealPodAutoscaler(t *testing.T) {
 	t.Logf("podpilot replay summary:\n%s", out)
 
 	sameRows, lowerRows := readReplayTable(t, filepath.Join(dir, "same.csv")), readReplayTable(t, filepath.Join(dir, "half-target.csv"))
-	var checkpoints, exact, withinOne int
-	for i := 0; i < len(sameRows); i += 5 { // every 10 s
-		r := sameRows[i]
-		if math.IsNaN(r.actual) {
-			continue
-		}
-		checkpoints++
-		d := math.Abs(r.replayed - r.actual)
-		if d == 0 {
-			exact++
-		}
-		if d <= 1 {
-			withinOne++
-		} else {
-			t.Logf("checkpoint %s: replayed %g, actual %g", r.time, r.replayed, r.actual)
-		}
-	}
-	t.Logf("checkpoints %d: exact %d, within one pod %d", checkpoints, exact, withinOne)
-	if checkpoints < 10 || float64(exact) < 0.7*float64(checkpoints) || float64(withinOne) < 0.9*float64(checkpoints) {
-		t.Errorf("replayed replicas match the real ones at %d and within one pod at %d of %d checkpoints; want >= 70%% and >= 90%%",
-			exact, withinOne, checkpoints)
+	checkpoints, exact, matched := compareReplay(t, sameRows, maxSkewSteps)
+	t.Logf("checkpoints %d: replayed = actual at the same step %d, within ±%d steps %d", checkpoints, exact, maxSkewSteps, matched)
+	if checkpoints < 30 || float64(matched) < 0.95*float64(checkpoints) {
+		t.Errorf("replayed replicas match the real ones within ±%d steps at %d of %d checkpoints; want >= 95%%", maxSkewSteps, matched, checkpoints)
 	}
 	if hs, hl, ps, pl := replicaSeconds(sameRows), replicaSeconds(lowerRows), peak(sameRows), peak(lowerRows); hl <= hs || pl <= ps {
 		t.Errorf("half the target replays %g replica-seconds and a peak of %g, the real spec %g and %g; want more of both", hl, pl, hs, ps)
 	}
+}
+
+// maxSkewSteps is how many 2 s steps the real curve may lag or lead the replayed one (see above).
+const maxSkewSteps = 3
+
+// compareReplay counts the rows with a known actual replica count, those where the replayed count
+// equals it, and those where it equals the actual count within ±skew rows.
+func compareReplay(t *testing.T, rows []replayRow, skew int) (checkpoints, exact, matched int) {
+	t.Helper()
+	for i, r := range rows {
+		if math.IsNaN(r.actual) {
+			continue
+		}
+		checkpoints++
+		if r.replayed == r.actual {
+			exact++
+		}
+		found := false
+		for j := max(0, i-skew); j <= min(len(rows)-1, i+skew); j++ {
+			found = found || rows[j].actual == r.replayed
+		}
+		if found {
+			matched++
+		} else {
+			t.Logf("checkpoint %s: replayed %g, actual %g", r.time, r.replayed, r.actual)
+		}
+	}
+	return checkpoints, exact, matched
 }
 
 // mirrorSpecReplicas exports the Deployment's spec.replicas as kube-state-metrics would, until stopped.
