@@ -107,19 +107,16 @@ func (o *Options) Validate() []error {
 			errs = append(errs, fmt.Errorf("--pod-name-regex: %w", err))
 		}
 	}
-	w, err := o.window(clock.RealClock{})
-	switch {
-	case err != nil:
-		errs = append(errs, err)
-	case !w.From.Before(w.To):
-		errs = append(errs, fmt.Errorf("--from %s is not before --to %s", o.From, o.To))
-	case o.Step > 0 && w.To.Sub(w.From)/o.Step >= maxPoints:
-		errs = append(errs, fmt.Errorf("--from to --to is %s, more than %d steps of %s; raise --step", w.To.Sub(w.From), maxPoints, o.Step))
+	for _, t := range []struct{ flag, value string }{{"--from", o.From}, {"--to", o.To}} {
+		if _, err := parseTime(t.value, time.Time{}); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", t.flag, err))
+		}
 	}
 	return errs
 }
 
-// window resolves --from, --to and --step against c's now.
+// window resolves --from, --to and --step against c's now, and checks that the window holds at
+// least one step and at most what one range query returns.
 func (o *Options) window(c clock.PassiveClock) (Window, error) {
 	now := c.Now().Truncate(time.Second)
 	from, err := parseTime(o.From, now)
@@ -129,6 +126,12 @@ func (o *Options) window(c clock.PassiveClock) (Window, error) {
 	to, err := parseTime(o.To, now)
 	if err != nil {
 		return Window{}, fmt.Errorf("--to: %w", err)
+	}
+	switch {
+	case !from.Before(to):
+		return Window{}, fmt.Errorf("--from %s (%s) is not before --to %s (%s)", o.From, from.UTC().Format(time.RFC3339), o.To, to.UTC().Format(time.RFC3339))
+	case to.Sub(from)/o.Step >= maxPoints:
+		return Window{}, fmt.Errorf("--from to --to is %s, more than %d steps of %s; raise --step", to.Sub(from), maxPoints, o.Step)
 	}
 	return Window{From: from, To: to, Step: o.Step}, nil
 }

@@ -40,10 +40,14 @@ func Run(ctx context.Context, o *Options, c clock.PassiveClock, stdout io.Writer
 	}
 	model := o.model(requests)
 	var summaries []Summary
+	names := map[string]int{}
 	for _, f := range o.Files {
 		spec, err := LoadSpec(f)
 		if err != nil {
 			return err
+		}
+		if names[spec.Name]++; names[spec.Name] > 1 {
+			spec.Name = fmt.Sprintf("%s-%d", spec.Name, names[spec.Name])
 		}
 		ns := o.Namespace
 		if ns == "" {
