@@ -49,6 +49,9 @@ func number(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
+// actualColor draws the real curves.
+const actualColor = "#bbb"
+
 // Chart geometry, in SVG user units.
 const (
 	chartWidth  = 900
@@ -92,7 +95,7 @@ func WriteSVG(w io.Writer, spec Spec, steps []Step, requests map[corev1.Resource
 		reps.hi = max(reps.hi, finite(st.Actual), float64(st.Replicas))
 	}
 	drawPanel(&b, reps, x, steps)
-	line(&b, x, reps, steps, "#999", func(st Step) float64 { return st.Actual })
+	line(&b, x, reps, steps, actualColor, func(st Step) float64 { return st.Actual })
 	line(&b, x, reps, steps, "#1f5fbf", func(st Step) float64 { return float64(st.Replicas) })
 	m := spec.Metrics[0]
 	target := TargetPerPod(m.Target, requests)
@@ -103,7 +106,7 @@ func WriteSVG(w io.Writer, spec Spec, steps []Step, requests map[corev1.Resource
 	}
 	load.hi *= 1.1
 	drawPanel(&b, load, x, steps)
-	line(&b, x, load, steps, "#999", actualPer)
+	line(&b, x, load, steps, actualColor, actualPer)
 	line(&b, x, load, steps, "#1f5fbf", func(st Step) float64 { return st.PerPod[0] })
 	line(&b, x, load, steps, "#d62728", func(Step) float64 { return target })
 	b.WriteString("</svg>\n")
@@ -148,12 +151,17 @@ func drawPanel(b *strings.Builder, p panel, x func(time.Time) float64, steps []S
 	}
 }
 
-// line draws f over the steps as a step function; NaN values break it.
+// line draws f over the steps as a step function; NaN values break it. The actual curves are
+// drawn wide and light, so that the replayed one stays visible on top of them where they agree.
 func line(b *strings.Builder, x func(time.Time) float64, p panel, steps []Step, color string, f func(Step) float64) {
+	width := 2
+	if color == actualColor {
+		width = 6
+	}
 	var pts []string
 	flush := func() {
 		if len(pts) > 1 {
-			fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", color, strings.Join(pts, " "))
+			fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="%d" points="%s"/>`+"\n", color, width, strings.Join(pts, " "))
 		}
 		pts = pts[:0]
 	}
