@@ -53,6 +53,9 @@ func Run(ctx context.Context, o *Options, c clock.PassiveClock, stdout io.Writer
 		if ns == "" {
 			ns = spec.PodAutoscaler.Namespace
 		}
+		if ns == "" {
+			return fmt.Errorf("replay %s: no namespace: set --namespace or the PodAutoscaler's metadata.namespace", f)
+		}
 		r := &Reader{Source: src, Rules: set, Namespace: ns, PodName: o.podNameRegex()}
 		tr, err := r.Trace(ctx, spec, w)
 		if err != nil {
