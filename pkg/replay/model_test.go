@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -151,5 +152,16 @@ func TestSumPodsKeepsOnlyTheWorkloadsPods(t *testing.T) {
 		if re.MatchString(name) != want {
 			t.Errorf("pattern %s matches %s = %v, want %v", re, name, !want, want)
 		}
+	}
+}
+
+func TestSpecsReplayCannotModelAreRefused(t *testing.T) {
+	pa := &podpilotv1alpha1.PodAutoscaler{Spec: podpilotv1alpha1.PodAutoscalerSpec{
+		ScaleTargetKind: podpilotv1alpha1.ScaleTargetDeployment, ScaleTargetName: "web", MaxReplicas: 10,
+		CustomMetrics:   []podpilotv1alpha1.CustomMetricSpec{{MetricName: "qps", AverageValue: resource.MustParse("1")}},
+		ExternalMetrics: make([]podpilotv1alpha1.ExternalMetricSpec, 1),
+	}}
+	if _, err := SpecOf("external", pa); !errors.Is(err, ErrUnsupportedSpec) {
+		t.Errorf("err = %v, want %v: replay models per-pod custom and resource metrics only", err, ErrUnsupportedSpec)
 	}
 }

@@ -65,6 +65,10 @@ func SpecOf(name string, pa *podpilotv1alpha1.PodAutoscaler) (Spec, error) {
 	if pa.Spec.MaxReplicas < pa.Spec.MinReplicasOrDefault() {
 		return Spec{}, fmt.Errorf("PodAutoscaler %s: maxReplicas %d below minReplicas %d", pa.Name, pa.Spec.MaxReplicas, pa.Spec.MinReplicasOrDefault())
 	}
+	if n := len(pa.Spec.ObjectMetrics) + len(pa.Spec.ExternalMetrics) + len(pa.Spec.ContainerResourceMetrics); n > 0 {
+		return Spec{}, fmt.Errorf("PodAutoscaler %s: objectMetrics, externalMetrics and containerResourceMetrics (%d set): %w",
+			pa.Name, n, ErrUnsupportedSpec)
+	}
 	s := Spec{Name: name, PodAutoscaler: pa, Behavior: behaviorOf(pa.Spec.Behavior)}
 	for i := range pa.Spec.CustomMetrics {
 		m := &pa.Spec.CustomMetrics[i]
