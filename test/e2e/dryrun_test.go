@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,6 +45,15 @@ func TestDryRunPodAutoscalerBesideStockHPA(t *testing.T) {
 	}
 	if pa.Status.Mode != podpilotv1alpha1.DryRunMode || pa.Status.LastScaleTime != nil {
 		t.Errorf("mode = %q, lastScaleTime = %v; want DryRun and never scaled", pa.Status.Mode, pa.Status.LastScaleTime)
+	}
+	// kubectl get ppa: the server-side table has a Mode column saying DryRun.
+	table, err := cluster.Client.CoreV1().RESTClient().Get().AbsPath("/apis/autoscaling.podpilot.io/v1alpha1/namespaces", ns, "podautoscalers", "dry").
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("get the PodAutoscaler as a table: %v", err)
+	}
+	if !strings.Contains(string(table), `"name":"Mode"`) || !strings.Contains(string(table), `"DryRun"`) {
+		t.Errorf("kubectl get ppa shows no Mode column with DryRun: %s", table)
 	}
 	d, err := cluster.Client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
