@@ -37,6 +37,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	now := c.clock.Now()
 	pa.Status.ObservedGeneration = pa.Generation
 	pa.Status.Reference, _ = pa.TargetReference()
+	pa.Status.Mode = modeOf(pa)
 
 	t, err := c.resolveTarget(pa)
 	if err != nil {
@@ -61,11 +62,14 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 		History: historyOf(pa.Status), Config: c.opts.decisionConfig(), Now: now,
 		ScaledToZero: meta.IsStatusConditionTrue(pa.Status.Conditions, podpilotv1alpha1.ConditionScaledToZero),
 	}
+	in.History = observedHistory(pa, in.History, in.Behavior, t.specReplicas, now)
 	d := decision.Decide(in)
 	c.recordMetricFailures(pa, d.Statuses)
 	setDecisionConditions(pa, d.Conditions, now)
 	history, desired, rescaleErr := d.History, d.DesiredReplicas, error(nil)
-	if d.Rescale {
+	if d.Rescale && dryRun(pa) {
+		history, desired = c.reportRescale(ctx, pa, t, d, now)
+	} else if d.Rescale {
 		history, desired, rescaleErr = c.applyRescale(ctx, pa, t, d, in.Behavior, now)
 		if errors.Is(rescaleErr, errStaleTarget) {
 			return rescaleErr

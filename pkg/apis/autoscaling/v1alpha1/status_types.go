@@ -49,6 +49,9 @@ type PodAutoscalerStatus struct {
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	Reference string `json:"reference,omitempty"`
+	// Mode is Active, or DryRun when spec.dryRun is set, for kubectl get.
+	// +optional
+	Mode PodAutoscalerMode `json:"mode,omitempty"`
 	// Targets shows each metric's current and target value for kubectl
 	// get, e.g. "1500/2k, 30%/50%, 120Mi/256Mi".
 	// +kubebuilder:validation:MaxLength=1024
@@ -91,6 +94,17 @@ type PodAutoscalerStatus struct {
 	// +optional
 	ScaleEvents *ScaleEvents `json:"scaleEvents,omitempty"`
 }
+
+// PodAutoscalerMode says whether a PodAutoscaler writes its target's scale.
+// +kubebuilder:validation:Enum=Active;DryRun
+type PodAutoscalerMode string
+
+const (
+	// ActiveMode PodAutoscalers write their target's scale.
+	ActiveMode PodAutoscalerMode = "Active"
+	// DryRunMode PodAutoscalers only report what they would write.
+	DryRunMode PodAutoscalerMode = "DryRun"
+)
 
 // MetricSourceType says where a metric comes from.
 // +kubebuilder:validation:Enum=Resource;Custom;Object;External;ContainerResource

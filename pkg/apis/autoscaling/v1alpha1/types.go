@@ -18,6 +18,7 @@ import (
 // +kubebuilder:printcolumn:name="MinPods",type=integer,JSONPath=`.spec.minReplicas`
 // +kubebuilder:printcolumn:name="MaxPods",type=integer,JSONPath=`.spec.maxReplicas`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.currentReplicas`
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.status.mode`,description="Active, or DryRun when the PodAutoscaler only reports what it would do."
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type PodAutoscaler struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -117,6 +118,12 @@ type PodAutoscalerSpec struct {
 	// and a scale-up limit of max(2 x current replicas, 4) per sync.
 	// +optional
 	Behavior *PodAutoscalerBehavior `json:"behavior,omitempty"`
+	// DryRun computes the PodAutoscaler every round as usual but never
+	// writes the target's scale: status, conditions and events say what it
+	// would do, given the replicas the target really has. A dry-run
+	// PodAutoscaler may share its target with another autoscaler.
+	// +optional
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // ScaleTargetKind is the kind of workload a PodAutoscaler scales. It is
