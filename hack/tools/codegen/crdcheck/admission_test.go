@@ -171,7 +171,7 @@ func TestAdmission(t *testing.T) {
 				delete(spec(o), "resourceMetrics")
 				spec(o)["customMetrics"] = []any{}
 			},
-			want: []string{"at least one metric must be set in resourceMetrics or customMetrics"},
+			want: []string{"at least one metric must be set in resourceMetrics, customMetrics, objectMetrics, externalMetrics or containerResourceMetrics"},
 		},
 		{
 			name:   "only custom metrics is admitted",
