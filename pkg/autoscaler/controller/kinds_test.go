@@ -190,3 +190,26 @@ func TestPerObjectSeriesCoverEveryKind(t *testing.T) {
 		t.Errorf("per-object metrics (-want +got):\n%s", diff)
 	}
 }
+
+func TestContainerRequestsAreEachContainersOwnIncludingNativeSidecars(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	req := func(cpu string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}
+	}
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{
+			{Name: "migrate", Resources: req("2")},                          // runs to completion: not matched
+			{Name: "proxy", RestartPolicy: &always, Resources: req("300m")}, // a native sidecar: matched
+			{Name: "log-shipper", RestartPolicy: &always},                   // no request
+		},
+		Containers: []corev1.Container{{Name: "app", Resources: req("100m")}},
+	}}
+	want := map[string]map[corev1.ResourceName]int64{
+		"app":         {corev1.ResourceCPU: 100},
+		"proxy":       {corev1.ResourceCPU: 300},
+		"log-shipper": {},
+	}
+	if diff := cmp.Diff(want, containerRequestsOf(pod)); diff != "" {
+		t.Errorf("container requests (-want +got):\n%s", diff)
+	}
+}
