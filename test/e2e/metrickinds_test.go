@@ -124,13 +124,21 @@ func TestPodAutoscalerScalesStatefulSetOnObjectMetric(t *testing.T) {
 }
 
 // sidecarDeployment is cluster.Deployment with a second container, "sidecar",
-// requesting 900m cpu beside the app container's 100m.
-func sidecarDeployment(name string, replicas int32) *appsv1.Deployment {
+// requesting 900m cpu beside the app container's 100m: a regular container,
+// or with native a restartable init container (a native sidecar).
+func sidecarDeployment(name string, replicas int32, native bool) *appsv1.Deployment {
 	d := cluster.Deployment(name, replicas)
-	d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{
+	sidecar := corev1.Container{
 		Name: "sidecar", Image: "registry.invalid/podpilot/fake:1",
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("900m")}},
-	})
+	}
+	if native {
+		always := corev1.ContainerRestartPolicyAlways
+		sidecar.RestartPolicy = &always
+		d.Spec.Template.Spec.InitContainers = append(d.Spec.Template.Spec.InitContainers, sidecar)
+		return d
+	}
+	d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, sidecar)
 	return d
 }
 
@@ -138,12 +146,21 @@ func sidecarDeployment(name string, replicas int32) *appsv1.Deployment {
 // container (100m cpu requested) and a sidecar (900m), the app using 80m. A
 // ContainerResource target of 50% on the app container reads 80% and scales
 // up to maxReplicas, where the pod-level utilization (80m of 1000m = 8%)
-// would scale down.
+// would scale down. The sidecar is a regular container, then a native one.
 func TestPodAutoscalerScalesOnContainerResourceUtilization(t *testing.T) {
 	t.Parallel()
+	for _, native := range []bool{false, true} {
+		t.Run(fmt.Sprintf("native sidecar %t", native), func(t *testing.T) {
+			t.Parallel()
+			testContainerResourceUtilization(t, native)
+		})
+	}
+}
+
+func testContainerResourceUtilization(t *testing.T, native bool) {
 	ctx := t.Context()
 	ns := cluster.CreateNamespace(ctx, t, "ppa-container")
-	if _, err := cluster.Client.AppsV1().Deployments(ns).Create(ctx, sidecarDeployment("web", 2), metav1.CreateOptions{}); err != nil {
+	if _, err := cluster.Client.AppsV1().Deployments(ns).Create(ctx, sidecarDeployment("web", 2, native), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create deployment: %v", err)
 	}
 	usage := cluster.NewUsage(ctx, serveExporter(t), ns, "web", 0.08, 64*mi) // the app container: 80% of 100m
