@@ -26,6 +26,10 @@ bad=$(deps ./pkg/provider/... | grep "^$mod/pkg/autoscaler" || true)
 [[ -z $bad ]] || fail "pkg/provider imports pkg/autoscaler: $(echo $bad)"
 bad=$(deps ./pkg/autoscaler/... | grep "^$mod/pkg/provider" || true)
 [[ -z $bad ]] || fail "pkg/autoscaler imports pkg/provider: $(echo $bad)"
+# pkg/replay is the algorithm without the controller: it may import the provider's rules and
+# Prometheus client and the pure algorithm packages, but nothing that talks to a cluster.
+bad=$(deps ./pkg/replay/... | grep -E "^(k8s\.io/client-go|k8s\.io/apiserver|$mod/pkg/autoscaler/(controller|metrics)|$mod/pkg/provider/metricsapi)" || true)
+[[ -z $bad ]] || fail "pkg/replay (no cluster) imports: $(echo $bad)"
 bad=$(deps ./... | grep '^k8s\.io/kubernetes' || true)
 [[ -z $bad ]] || fail "the main module imports k8s.io/kubernetes: $(echo $bad)"
 bad=$(deps ./pkg/... | grep -E "^$mod/(cmd|test)/" || true)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,9 +41,14 @@ func startMetricsServer(ctx context.Context) error {
 	if err := cluster.InstallCRDs(ctx); err != nil {
 		return err
 	}
-	// The default rules plus resourceRules, so podpilot serves metrics.k8s.io too.
+	// The default rules plus resourceRules, so podpilot serves metrics.k8s.io
+	// too, and a rule for per-Service gauges (Object metrics).
+	withServices := strings.Replace(rules.DefaultYAML, "\nrules:\n", "\nrules:\n"+framework.ServiceRulesYAML, 1)
+	if withServices == rules.DefaultYAML {
+		return fmt.Errorf("add the service rule: no rules list in the default rules")
+	}
 	rulesFile := filepath.Join(cluster.StateDir, "podpilot-rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(rules.DefaultYAML+framework.ResourceRulesYAML), 0o644); err != nil {
+	if err := os.WriteFile(rulesFile, []byte(withServices+framework.ResourceRulesYAML), 0o644); err != nil {
 		return fmt.Errorf("write rule file: %w", err)
 	}
 	p, err := cluster.RunPodpilot(podpilotBinary, append(sharedPodpilotArgs, "--config="+rulesFile)...)

@@ -31,7 +31,9 @@ func NewCommand() *cobra.Command {
 		Use:   "podpilot",
 		Short: "Prometheus metrics API server and embedded pod autoscaler for Kubernetes",
 		Long: `podpilot serves custom.metrics.k8s.io and external.metrics.k8s.io from Prometheus
-as an aggregated API, and runs an embedded autoscaler for PodAutoscaler resources.`,
+as an aggregated API, and runs an embedded autoscaler for PodAutoscaler resources.
+
+podpilot replay replays PodAutoscaler specs over Prometheus history; see podpilot replay --help.`,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			verflag.PrintAndExitIfRequested()
@@ -51,6 +53,7 @@ as an aggregated API, and runs an embedded autoscaler for PodAutoscaler resource
 	}
 	cols, _, _ := term.TerminalSize(os.Stdout)
 	cliflag.SetUsageAndHelpFunc(cmd, fss, cols)
+	cmd.AddCommand(newReplayCommand())
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -188,5 +189,49 @@ func TestPerObjectSeriesCoverEveryKind(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("per-object metrics (-want +got):\n%s", diff)
+	}
+}
+
+func TestContainerRequestsAreEachContainersOwnIncludingNativeSidecars(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	req := func(cpu string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}
+	}
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{
+			{Name: "migrate", Resources: req("2")},                          // runs to completion: not matched
+			{Name: "proxy", RestartPolicy: &always, Resources: req("300m")}, // a native sidecar: matched
+			{Name: "log-shipper", RestartPolicy: &always},                   // no request
+		},
+		Containers: []corev1.Container{{Name: "app", Resources: req("100m")}},
+	}}
+	want := map[string]map[corev1.ResourceName]int64{
+		"app":         {corev1.ResourceCPU: 100},
+		"proxy":       {corev1.ResourceCPU: 300},
+		"log-shipper": {},
+	}
+	if diff := cmp.Diff(want, containerRequestsOf(pod)); diff != "" {
+		t.Errorf("container requests (-want +got):\n%s", diff)
+	}
+}
+
+func TestTargetsAreCutToTheSchemaBound(t *testing.T) {
+	pa := seedAutoscaler(func(pa *podpilotv1alpha1.PodAutoscaler) {
+		for range 10 {
+			pa.Spec.ExternalMetrics = append(pa.Spec.ExternalMetrics, podpilotv1alpha1.ExternalMetricSpec{
+				MetricName: "q", TargetType: podpilotv1alpha1.AverageValueTarget, AverageValue: ptr.To(resource.MustParse("123456789012345678m")),
+			})
+			pa.Spec.ObjectMetrics = append(pa.Spec.ObjectMetrics, podpilotv1alpha1.ObjectMetricSpec{
+				MetricName: "q", TargetType: podpilotv1alpha1.AverageValueTarget, AverageValue: ptr.To(resource.MustParse("123456789012345678m")),
+			})
+			pa.Spec.ContainerResourceMetrics = append(pa.Spec.ContainerResourceMetrics, podpilotv1alpha1.ContainerResourceMetricSpec{
+				ResourceName: corev1.ResourceMemory, Container: "c", TargetType: podpilotv1alpha1.AverageValueMetricType,
+				AverageValue: ptr.To(resource.MustParse("123456789012345678m")),
+			})
+		}
+	})
+	got := targetsOf(pa, nil)
+	if len(got) != maxTargetsLength || !strings.HasSuffix(got, "...") {
+		t.Errorf("targets of %d characters ending %q, want %d ending ...", len(got), got[len(got)-5:], maxTargetsLength)
 	}
 }

@@ -126,8 +126,16 @@ func targetsOf(pa *podpilotv1alpha1.PodAutoscaler, statuses []decision.MetricSta
 		s, ok := value()
 		parts = append(parts, resourceTargets(m.TargetType, m.AverageUtilization, m.AverageValue, s, ok))
 	}
-	return strings.Join(parts, ", ")
+	out := strings.Join(parts, ", ")
+	if len(out) > maxTargetsLength {
+		out = out[:maxTargetsLength-len("...")] + "..."
+	}
+	return out
 }
+
+// maxTargetsLength is the schema's bound of status.targets; with every metric list at its bound
+// the rendered list can pass it, and is then cut.
+const maxTargetsLength = 1024
 
 // resourceTargets renders a Resource or ContainerResource metric's "current/target".
 func resourceTargets(typ podpilotv1alpha1.MetricTargetType, utilization *int32, average *resource.Quantity, s decision.MetricStatus, ok bool) string {

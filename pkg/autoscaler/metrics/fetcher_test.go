@@ -60,7 +60,7 @@ func countingCustom(calls *atomic.Int32) customFunc {
 	}
 }
 
-func newTestFetcher(t *testing.T, cfg FetcherConfig) (*Fetcher, *clocktesting.FakeClock) {
+func newTestFetcher(t testing.TB, cfg FetcherConfig) (*Fetcher, *clocktesting.FakeClock) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(now)
 	cfg.Clock = clk

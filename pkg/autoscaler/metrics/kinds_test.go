@@ -168,3 +168,28 @@ func TestContainerResourceMetric(t *testing.T) {
 		t.Errorf("pod metrics lists = %d, want 1", got)
 	}
 }
+
+// A Namespace is read as upstream's metrics client reads it: the root-scoped namespace object
+// named after the PodAutoscaler's namespace, whatever name the describedObject gives.
+func TestObjectMetricOfTheNamespace(t *testing.T) {
+	var askedNamespace string
+	var asked provider.CustomMetricInfo
+	src := customFunc(func(_ context.Context, namespace string, _ labels.Selector, info provider.CustomMetricInfo, _ labels.Selector) (*custom_metrics.MetricValueList, error) {
+		askedNamespace, asked = namespace, info
+		return &custom_metrics.MetricValueList{Items: []custom_metrics.MetricValue{
+			{DescribedObject: custom_metrics.ObjectReference{Kind: "Namespace", Name: "dns"}, Value: resource.MustParse("3")},
+			{DescribedObject: custom_metrics.ObjectReference{Kind: "Namespace", Name: "web"}, Value: resource.MustParse("9")},
+		}}, nil
+	})
+	f, _ := newTestFetcher(t, FetcherConfig{Custom: src})
+	got, err := f.ObjectMetric(t.Context(), "dns", schema.GroupKind{Kind: "Namespace"}, "ignored", "queue_length", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != 3000 {
+		t.Errorf("value = %d, want 3000", got)
+	}
+	if askedNamespace != "" || asked.Namespaced || asked.GroupResource.Resource != "namespace" {
+		t.Errorf("asked namespace %q for %+v, want the root-scoped namespaces", askedNamespace, asked)
+	}
+}

@@ -109,3 +109,24 @@ func TestGetExternalMetric(t *testing.T) {
 		})
 	}
 }
+
+// The autoscaler's external reads (FreshReads) send the query anew each time, and an API
+// request within the max age reuses the autoscaler's answer.
+func TestFreshExternalReadsNeverReuseAnAnswer(t *testing.T) {
+	ts := testNow.Add(-4 * time.Second)
+	prom := &fakeProm{series: seedSeries(), query: answer(model.Vector{sample(12.5, ts)}, nil)}
+	p := servingProvider(t, prom, "")
+	p.externalQueries.maxAge = time.Minute
+	qps := provider.ExternalMetricInfo{Metric: "zdns_vanguard_qps"}
+	for range 2 {
+		if _, err := p.FreshReads().GetExternalMetric(t.Context(), "ns", labels.Everything(), qps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.GetExternalMetric(t.Context(), "ns", labels.Everything(), qps); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(prom.queries); got != 2 {
+		t.Errorf("queries = %d, want 2: one per fresh read, none for the API request", got)
+	}
+}

@@ -1,0 +1,199 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/utils/clock"
+
+	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
+	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
+	"github.com/podpilot/podpilot/pkg/provider/prometheus"
+	"github.com/podpilot/podpilot/pkg/provider/rules"
+)
+
+// maxPoints is Prometheus' limit of points per series in one range query.
+const maxPoints = 11000
+
+// Options are the command-line options of `podpilot replay`.
+type Options struct {
+	// Prometheus are the --prometheus-* options, as the server's.
+	Prometheus *prometheus.Options
+	// RulesFile is the server's rule file; empty uses the built-in default rules.
+	RulesFile string
+	// Namespace is the workload's namespace; empty takes each PodAutoscaler's own.
+	Namespace string
+	// From and To bound the history: RFC 3339, "now", or a duration relative to now ("-24h").
+	From, To string
+	// Step is the time between replayed decisions, the sync period being modelled.
+	Step time.Duration
+	// Files are the PodAutoscaler files to replay.
+	Files []string
+	// Out is the directory for each spec's table and chart; empty writes none.
+	Out string
+	// ReadyDelay is how long a replayed pod takes to become ready.
+	ReadyDelay time.Duration
+	// DownscaleStabilization and Tolerance are the server's --autoscaler-* defaults being modelled.
+	DownscaleStabilization time.Duration
+	// Tolerance is the server's --autoscaler-tolerance.
+	Tolerance float64
+	// PodRequests are each pod's requests (cpu=500m,memory=256Mi), for Utilization targets.
+	PodRequests map[string]string
+	// PodNameRegex overrides the pattern matching the workload's pods by name.
+	PodNameRegex string
+}
+
+// NewOptions returns Options with their defaults.
+func NewOptions() *Options {
+	return &Options{
+		Prometheus: prometheus.NewOptions(), From: "-24h", To: "now", Step: 15 * time.Second,
+		ReadyDelay: 30 * time.Second, DownscaleStabilization: normalize.DefaultDownscaleStabilizationWindow,
+		Tolerance: replicas.DefaultTolerance,
+	}
+}
+
+// Flags returns the options' flags by section.
+func (o *Options) Flags() cliflag.NamedFlagSets {
+	var fss cliflag.NamedFlagSets
+	o.Prometheus.AddFlags(fss.FlagSet("prometheus"))
+	o.addReplayFlags(fss.FlagSet("replay"))
+	return fss
+}
+
+func (o *Options) addReplayFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.RulesFile, "config", o.RulesFile, "The server's rule file (prometheus-adapter format); unset uses the built-in default rules.")
+	fs.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "Namespace of the workload; unset takes each PodAutoscaler's metadata.namespace.")
+	fs.StringVar(&o.From, "from", o.From, "Start of the history: RFC 3339, now, or a duration relative to now (e.g. -24h).")
+	fs.StringVar(&o.To, "to", o.To, "End of the history: RFC 3339, now, or a duration relative to now.")
+	fs.DurationVar(&o.Step, "step", o.Step, "Time between replayed decisions: the sync period being modelled (the server's --autoscaler-sync-period).")
+	fs.StringArrayVarP(&o.Files, "filename", "f", o.Files, "PodAutoscaler file to replay. Repeatable: the specs are replayed side by side.")
+	fs.StringVar(&o.Out, "out", o.Out, "Directory for each spec's table (<name>.csv) and chart (<name>.svg); unset writes only the summary.")
+	fs.DurationVar(&o.ReadyDelay, "ready-delay", o.ReadyDelay, "How long a replayed new pod takes to become ready and take load.")
+	fs.DurationVar(&o.DownscaleStabilization, "autoscaler-downscale-stabilization", o.DownscaleStabilization,
+		"The server's default scale-down stabilization window being modelled.")
+	fs.Float64Var(&o.Tolerance, "autoscaler-tolerance", o.Tolerance, "The server's default tolerance being modelled.")
+	fs.StringToStringVar(&o.PodRequests, "pod-requests", o.PodRequests,
+		"Each pod's resource requests, e.g. cpu=500m,memory=256Mi; needed for Utilization targets.")
+	fs.StringVar(&o.PodNameRegex, "pod-name-regex", o.PodNameRegex,
+		"Regular expression matching the workload's pods by name; unset matches <deployment>-<hash>-<suffix> or <statefulset>-<ordinal>.")
+}
+
+// Validate returns every problem with the options.
+func (o *Options) Validate() []error {
+	errs := o.Prometheus.Validate()
+	if len(o.Files) == 0 {
+		errs = append(errs, errors.New("at least one -f PodAutoscaler file is required"))
+	}
+	if o.Step <= 0 {
+		errs = append(errs, fmt.Errorf("--step must be positive, got %s", o.Step))
+	}
+	if o.ReadyDelay < 0 || o.DownscaleStabilization < 0 || o.Tolerance < 0 {
+		errs = append(errs, errors.New("--ready-delay, --autoscaler-downscale-stabilization and --autoscaler-tolerance must not be negative"))
+	}
+	if _, err := o.requests(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.PodNameRegex != "" {
+		if _, err := regexp.Compile(o.PodNameRegex); err != nil {
+			errs = append(errs, fmt.Errorf("--pod-name-regex: %w", err))
+		}
+	}
+	for _, t := range []struct{ flag, value string }{{"--from", o.From}, {"--to", o.To}} {
+		if _, err := parseTime(t.value, time.Time{}); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", t.flag, err))
+		}
+	}
+	return errs
+}
+
+// window resolves --from, --to and --step against c's now, and checks that the window holds at
+// least one step and at most what one range query returns.
+func (o *Options) window(c clock.PassiveClock) (Window, error) {
+	now := c.Now().Truncate(time.Second)
+	from, err := parseTime(o.From, now)
+	if err != nil {
+		return Window{}, fmt.Errorf("--from: %w", err)
+	}
+	to, err := parseTime(o.To, now)
+	if err != nil {
+		return Window{}, fmt.Errorf("--to: %w", err)
+	}
+	switch {
+	case !from.Before(to):
+		return Window{}, fmt.Errorf("--from %s (%s) is not before --to %s (%s)", o.From, from.UTC().Format(time.RFC3339), o.To, to.UTC().Format(time.RFC3339))
+	case to.Sub(from)/o.Step >= maxPoints:
+		return Window{}, fmt.Errorf("--from to --to is %s, more than %d steps of %s; raise --step", to.Sub(from), maxPoints, o.Step)
+	}
+	return Window{From: from, To: to, Step: o.Step}, nil
+}
+
+// parseTime reads RFC 3339, "now", or a duration relative to now.
+func parseTime(s string, now time.Time) (time.Time, error) {
+	if s == "now" {
+		return now, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither RFC 3339, now, nor a duration like -24h", s)
+	}
+	return now.Add(d), nil
+}
+
+// requests parses --pod-requests into milli-units.
+func (o *Options) requests() (map[corev1.ResourceName]int64, error) {
+	out := map[corev1.ResourceName]int64{}
+	for name, v := range o.PodRequests {
+		if name != string(corev1.ResourceCPU) && name != string(corev1.ResourceMemory) {
+			return nil, fmt.Errorf("--pod-requests: %q is not cpu or memory", name)
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, fmt.Errorf("--pod-requests %s=%s: %w", name, v, err)
+		}
+		out[corev1.ResourceName(name)] = q.MilliValue()
+	}
+	return out, nil
+}
+
+// ruleSet loads and compiles the rule file, or the default rules.
+func (o *Options) ruleSet() (*rules.RuleSet, error) {
+	cfg := rules.Default()
+	if o.RulesFile != "" {
+		data, err := os.ReadFile(o.RulesFile)
+		if err != nil {
+			return nil, fmt.Errorf("read rule file: %w", err)
+		}
+		if cfg, err = rules.Load(data); err != nil {
+			return nil, fmt.Errorf("load rule file %s: %w", o.RulesFile, err)
+		}
+	}
+	return rules.Compile(cfg, rules.StaticMapper())
+}
+
+// model returns the load model's and the algorithm's settings.
+func (o *Options) model(requests map[corev1.ResourceName]int64) Model {
+	cfg := decision.DefaultConfig()
+	cfg.Replicas.Tolerances = replicas.Tolerances{ScaleDown: o.Tolerance, ScaleUp: o.Tolerance}
+	cfg.DownscaleStabilizationWindow, cfg.RoundInterval = o.DownscaleStabilization, o.Step
+	return Model{Config: cfg, ReadyDelay: o.ReadyDelay, Requests: requests}
+}
+
+// podNameRegex compiles --pod-name-regex; nil when unset.
+func (o *Options) podNameRegex() *regexp.Regexp {
+	if strings.TrimSpace(o.PodNameRegex) == "" {
+		return nil
+	}
+	return regexp.MustCompile(o.PodNameRegex)
+}

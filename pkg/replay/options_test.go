@@ -1,0 +1,38 @@
+package replay
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+func TestWindow(t *testing.T) {
+	now := clocktesting.NewFakePassiveClock(t0.Add(500 * time.Millisecond))
+	tests := []struct {
+		name, from, to string
+		want           Window
+		wantErr        bool
+	}{
+		{name: "relative --from and now resolve against the clock, to the second", from: "-1h", to: "now",
+			want: Window{From: t0.Add(-time.Hour), To: t0, Step: step}},
+		{name: "RFC 3339 times are taken as they are", from: "2026-11-23T07:00:00Z", to: "2026-11-23T07:30:00Z",
+			want: Window{From: t0.Add(-time.Hour), To: t0.Add(-30 * time.Minute), Step: step}},
+		{name: "a window that ends before it starts is refused", from: "now", to: "-1h", wantErr: true},
+		{name: "a window of more steps than one range query returns is refused", from: "-72h", to: "now", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := NewOptions()
+			o.From, o.To, o.Step = tt.from, tt.to, step
+			got, err := o.window(now)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got); !tt.wantErr && diff != "" {
+				t.Errorf("window (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,124 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	commoncfg "github.com/prometheus/common/config"
+	corev1 "k8s.io/api/core/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// Run replays every -f spec over the window the options give, writes each spec's table and chart
+// into --out and the summaries, side by side, to stdout.
+func Run(ctx context.Context, o *Options, c clock.PassiveClock, stdout io.Writer) error {
+	if errs := o.Validate(); len(errs) > 0 {
+		return fmt.Errorf("invalid flags: %w", utilerrors.NewAggregate(errs))
+	}
+	w, err := o.window(c)
+	if err != nil {
+		return err
+	}
+	set, err := o.ruleSet()
+	if err != nil {
+		return err
+	}
+	requests, err := o.requests()
+	if err != nil {
+		return err
+	}
+	src, err := o.source()
+	if err != nil {
+		return err
+	}
+	model := o.model(requests)
+	var summaries []Summary
+	names := map[string]int{}
+	for _, f := range o.Files {
+		spec, err := LoadSpec(f)
+		if err != nil {
+			return err
+		}
+		if names[spec.Name]++; names[spec.Name] > 1 {
+			spec.Name = fmt.Sprintf("%s-%d", spec.Name, names[spec.Name])
+		}
+		ns := o.Namespace
+		if ns == "" {
+			ns = spec.PodAutoscaler.Namespace
+		}
+		if ns == "" {
+			return fmt.Errorf("replay %s: no namespace: set --namespace or the PodAutoscaler's metadata.namespace", f)
+		}
+		r := &Reader{Source: src, Rules: set, Namespace: ns, PodName: o.podNameRegex()}
+		tr, err := r.Trace(ctx, spec, w)
+		if err != nil {
+			return fmt.Errorf("replay %s: %w", f, err)
+		}
+		steps := Simulate(spec, tr, model)
+		if err := o.writeFiles(ctx, spec, steps, requests); err != nil {
+			return err
+		}
+		summaries = append(summaries, Summarize(spec, steps, w.Step, requests))
+	}
+	fmt.Fprintf(stdout, "replay of %s to %s, one decision every %s\n\n", w.From.UTC().Format("2006-01-02T15:04:05Z"),
+		w.To.UTC().Format("2006-01-02T15:04:05Z"), w.Step)
+	return WriteSummaries(stdout, summaries, w.Step)
+}
+
+// source connects to Prometheus with the --prometheus-* options.
+func (o *Options) source() (Source, error) {
+	cfg, err := o.Prometheus.Config()
+	if err != nil {
+		return nil, err
+	}
+	hc, err := commoncfg.NewClientFromConfig(cfg.HTTP, "podpilot-replay")
+	if err != nil {
+		return nil, fmt.Errorf("prometheus http client: %w", err)
+	}
+	hc.Timeout = cfg.Timeout
+	client, err := api.NewClient(api.Config{Address: cfg.Address, Client: hc})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus client for %s: %w", cfg.Address, err)
+	}
+	return promv1.NewAPI(client), nil
+}
+
+// writeFiles writes spec's table and chart into --out, if set.
+func (o *Options) writeFiles(ctx context.Context, spec Spec, steps []Step, requests map[corev1.ResourceName]int64) error {
+	if o.Out == "" {
+		return nil
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return fmt.Errorf("create --out directory: %w", err)
+	}
+	table, chart := filepath.Join(o.Out, spec.Name+".csv"), filepath.Join(o.Out, spec.Name+".svg")
+	if err := writeFile(table, func(w io.Writer) error { return WriteCSV(w, spec, steps, requests) }); err != nil {
+		return err
+	}
+	if err := writeFile(chart, func(w io.Writer) error { return WriteSVG(w, spec, steps, requests) }); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Wrote the replay", "spec", spec.Name, "table", table, "chart", chart)
+	return nil
+}
+
+// writeFile creates path and fills it with write.
+func writeFile(path string, write func(io.Writer) error) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close %s: %w", path, cerr)
+		}
+	}()
+	return write(f)
+}

@@ -1,0 +1,169 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
+)
+
+// Summary condenses one spec's replay.
+type Summary struct {
+	// Name is the spec's name.
+	Name string
+	// ReplicaHours is the replayed replicas integrated over time (the cost); ActualReplicaHours
+	// is the same for the real replicas over the steps where they are known.
+	ReplicaHours, ActualReplicaHours float64
+	// AboveTarget is the time during which some metric's load per ready pod was above its target.
+	AboveTarget time.Duration
+	// PodSecondsShort integrates, over time, the pods missing to bring every metric to its target:
+	// max(0, ceil(load / target) - ready pods), the under-provisioning.
+	PodSecondsShort float64
+	// ScaleUps and ScaleDowns count the replayed rescales.
+	ScaleUps, ScaleDowns int
+	// LargestUp and LargestDown are the largest single rescales, in pods.
+	LargestUp, LargestDown int32
+	// PeakReplicas is the largest replayed replica count.
+	PeakReplicas int32
+	// SelfCheck compares the replayed replicas with the real ones.
+	SelfCheck SelfCheck
+}
+
+// SelfCheck is the distance between the replayed and the real replica counts, over the steps
+// where the real one is known. For a replay of the spec that really ran, it measures the model.
+type SelfCheck struct {
+	// Compared is the number of steps with a known real replica count.
+	Compared int
+	// MeanDistance and MaxDistance are the mean and largest |replayed - real|.
+	MeanDistance, MaxDistance float64
+	// WithinOne is the fraction of compared steps where the two differ by at most one pod.
+	WithinOne float64
+}
+
+// Summarize computes spec's summary from its steps; step is the time between steps.
+func Summarize(spec Spec, steps []Step, step time.Duration, requests map[corev1.ResourceName]int64) Summary {
+	s := Summary{Name: spec.Name}
+	hours := step.Hours()
+	var distance float64
+	var within int
+	prev := int32(-1)
+	for _, st := range steps {
+		s.ReplicaHours += float64(st.Replicas) * hours
+		s.PeakReplicas = max(s.PeakReplicas, st.Replicas)
+		short, above := shortfall(spec, st, requests)
+		s.PodSecondsShort += short * step.Seconds()
+		if above {
+			s.AboveTarget += step
+		}
+		if prev >= 0 && st.Replicas != prev {
+			s.countRescale(prev, st.Replicas)
+		}
+		prev = st.Replicas
+		if math.IsNaN(st.Actual) {
+			continue
+		}
+		s.ActualReplicaHours += st.Actual * hours
+		d := math.Abs(float64(st.Replicas) - st.Actual)
+		s.SelfCheck.Compared++
+		distance += d
+		s.SelfCheck.MaxDistance = max(s.SelfCheck.MaxDistance, d)
+		if d <= 1 {
+			within++
+		}
+	}
+	if n := s.SelfCheck.Compared; n > 0 {
+		s.SelfCheck.MeanDistance, s.SelfCheck.WithinOne = distance/float64(n), float64(within)/float64(n)
+	}
+	return s
+}
+
+func (s *Summary) countRescale(from, to int32) {
+	if to > from {
+		s.ScaleUps++
+		s.LargestUp = max(s.LargestUp, to-from)
+		return
+	}
+	s.ScaleDowns++
+	s.LargestDown = max(s.LargestDown, from-to)
+}
+
+// shortfall returns the pods missing at st to bring every metric to its target, and whether
+// some metric's load per ready pod was above its target.
+func shortfall(spec Spec, st Step, requests map[corev1.ResourceName]int64) (float64, bool) {
+	var short float64
+	above := false
+	for k, ms := range spec.Metrics {
+		target := TargetPerPod(ms.Target, requests)
+		if k >= len(st.Load) || math.IsNaN(st.Load[k]) || math.IsNaN(target) {
+			continue
+		}
+		if st.Ready == 0 || st.PerPod[k] > target {
+			above = above || st.Load[k] > 0
+		}
+		short = max(short, math.Ceil(st.Load[k]/target)-float64(st.Ready))
+	}
+	return short, above
+}
+
+// TargetPerPod is a target as a per-pod load in the metric's units: the average value, or for a
+// Utilization target that share of the pod's request. NaN when the request is unknown.
+func TargetPerPod(t replicas.Target, requests map[corev1.ResourceName]int64) float64 {
+	if t.Type == replicas.Utilization {
+		r, ok := requests[t.Resource]
+		if !ok {
+			return math.NaN()
+		}
+		return float64(r) / 1000 * float64(t.Utilization) / 100
+	}
+	return float64(t.AverageValue) / 1000
+}
+
+// Assumptions are the load model's assumptions, printed with every summary.
+var Assumptions = []string{
+	"load = the per-pod samples summed over the pods that had one (Utilization: cpu/memory usage summed, per-pod level x replicas)",
+	"the load spreads evenly over the replayed pods that are ready; a pod not yet ready carries none",
+	"a new pod is ready --ready-delay after the decision that created it; a scale-down removes the newest pods",
+	"the load does not depend on the replica count (no retries, no queueing, no feedback)",
+	"one decision per --step, with the real algorithm and the step's time as its clock",
+}
+
+// WriteSummaries prints the summaries side by side, then the assumptions.
+func WriteSummaries(w io.Writer, ss []Summary, step time.Duration) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row := func(label string, f func(Summary) string) {
+		cells := []string{label}
+		for _, s := range ss {
+			cells = append(cells, f(s))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	row("spec", func(s Summary) string { return s.Name })
+	row("replica-hours (replayed)", func(s Summary) string { return fmt.Sprintf("%.2f", s.ReplicaHours) })
+	row("replica-hours (actual)", func(s Summary) string { return fmt.Sprintf("%.2f", s.ActualReplicaHours) })
+	row("time above target", func(s Summary) string { return s.AboveTarget.String() })
+	row("pod-seconds short of target", func(s Summary) string { return fmt.Sprintf("%.0f", s.PodSecondsShort) })
+	row("scale events (up/down)", func(s Summary) string {
+		return fmt.Sprintf("%d (%d/%d)", s.ScaleUps+s.ScaleDowns, s.ScaleUps, s.ScaleDowns)
+	})
+	row("largest step (up/down)", func(s Summary) string { return fmt.Sprintf("+%d/-%d", s.LargestUp, s.LargestDown) })
+	row("peak replicas", func(s Summary) string { return fmt.Sprint(s.PeakReplicas) })
+	row("self-check: mean |replayed-actual|", func(s Summary) string { return fmt.Sprintf("%.2f", s.SelfCheck.MeanDistance) })
+	row("self-check: max |replayed-actual|", func(s Summary) string { return fmt.Sprintf("%.0f", s.SelfCheck.MaxDistance) })
+	row("self-check: steps within 1 pod", func(s Summary) string {
+		return fmt.Sprintf("%.0f%% of %d", 100*s.SelfCheck.WithinOne, s.SelfCheck.Compared)
+	})
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	fmt.Fprintf(w, "\nassumptions (step %s):\n", step)
+	for _, a := range Assumptions {
+		fmt.Fprintf(w, "  - %s\n", a)
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package replay
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// steps builds steps one minute apart with one metric: replayed replicas, ready pods, actual
+// replicas and load.
+func stepsOf(reps, ready []int32, actual, load []float64) []Step {
+	var out []Step
+	for i := range reps {
+		out = append(out, Step{Time: t0.Add(time.Duration(i) * time.Minute), Replicas: reps[i], Ready: ready[i], Actual: actual[i],
+			Load: []float64{load[i]}, PerPod: []float64{load[i] / float64(max(ready[i], 1))}})
+	}
+	return out
+}
+
+func TestSummary(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps []Step
+		want  Summary
+	}{
+		{
+			name:  "replica-hours integrate the replicas over the steps, replayed and actual",
+			steps: stepsOf([]int32{2, 2, 4, 4}, []int32{2, 2, 4, 4}, []float64{2, 2, 2, 2}, []float64{4000, 4000, 8000, 8000}),
+			want: Summary{ReplicaHours: 12.0 / 60, ActualReplicaHours: 8.0 / 60, ScaleUps: 1, LargestUp: 2, PeakReplicas: 4,
+				SelfCheck: SelfCheck{Compared: 4, MeanDistance: 1, MaxDistance: 2, WithinOne: 0.5}},
+		},
+		{
+			name: "time above target counts the steps whose load per ready pod exceeds the target; " +
+				"pod-seconds short count the pods missing to reach it",
+			// 10000 on 2 ready pods: 5000 per pod, 3 pods short for one minute; then 5 ready.
+			steps: stepsOf([]int32{5, 5}, []int32{2, 5}, []float64{5, 5}, []float64{10000, 10000}),
+			want: Summary{ReplicaHours: 10.0 / 60, ActualReplicaHours: 10.0 / 60, AboveTarget: time.Minute, PodSecondsShort: 180, PeakReplicas: 5,
+				SelfCheck: SelfCheck{Compared: 2, WithinOne: 1}},
+		},
+		{
+			name:  "scale events count every change of the replayed replicas, the largest step per direction",
+			steps: stepsOf([]int32{1, 5, 6, 2, 1}, []int32{1, 1, 5, 6, 2}, []float64{nan, nan, nan, nan, nan}, []float64{0, 0, 0, 0, 0}),
+			want:  Summary{ReplicaHours: 15.0 / 60, ScaleUps: 2, ScaleDowns: 2, LargestUp: 4, LargestDown: 4, PeakReplicas: 6},
+		},
+		{
+			name:  "steps without a known actual replica count are left out of the self-check",
+			steps: stepsOf([]int32{3, 3}, []int32{3, 3}, []float64{nan, 5}, []float64{6000, 6000}),
+			want: Summary{ReplicaHours: 6.0 / 60, ActualReplicaHours: 5.0 / 60, PeakReplicas: 3,
+				SelfCheck: SelfCheck{Compared: 1, MeanDistance: 2, MaxDistance: 2, WithinOne: 0}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := qpsSpec(t, "2000")
+			tt.want.Name = spec.Name
+			got := Summarize(spec, tt.steps, time.Minute, nil)
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+				t.Errorf("summary (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSummariesSideBySideStateTheAssumptions(t *testing.T) {
+	a, b := qpsSpec(t, "2000"), qpsSpec(t, "1000")
+	steps := stepsOf([]int32{2, 4}, []int32{2, 2}, []float64{2, 2}, []float64{4000, 4000})
+	var buf bytes.Buffer
+	if err := WriteSummaries(&buf, []Summary{Summarize(a, steps, time.Minute, nil), Summarize(b, steps, time.Minute, nil)}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range append([]string{"qps-2000", "qps-1000", "replica-hours (replayed)", "self-check"}, Assumptions...) {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestTableAndChartCoverEveryStep(t *testing.T) {
+	spec := qpsSpec(t, "2000")
+	steps := stepsOf([]int32{2, 4, 4, 4}, []int32{2, 2, 4, 4}, []float64{2, nan, 4, 4}, []float64{4000, nan, 8000, 8000})
+	var table, chart bytes.Buffer
+	if err := WriteCSV(&table, spec, steps, nil); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(table.String(), "\n"); lines != 5 {
+		t.Errorf("table has %d lines, want a header and 4 rows:\n%s", lines, table.String())
+	}
+	if !strings.Contains(table.String(), "2026-11-23T08:01:00Z,,4,2,,,,2") {
+		t.Errorf("a step without data has empty cells, not NaN:\n%s", table.String())
+	}
+	if err := WriteSVG(&chart, spec, steps, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := chart.String(); !strings.HasPrefix(s, "<svg") || strings.Count(s, "<polyline") < 3 || strings.Contains(s, "NaN") {
+		t.Errorf("chart is not a complete SVG without NaN:\n%s", s)
+	}
+}
