@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/util/yaml"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
 	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
+	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
 )
 
 // ErrUnsupportedSpec means a PodAutoscaler uses something replay cannot model.
@@ -69,7 +69,7 @@ func SpecOf(name string, pa *podpilotv1alpha1.PodAutoscaler) (Spec, error) {
 		return Spec{}, fmt.Errorf("PodAutoscaler %s: objectMetrics, externalMetrics and containerResourceMetrics (%d set): %w",
 			pa.Name, n, ErrUnsupportedSpec)
 	}
-	s := Spec{Name: name, PodAutoscaler: pa, Behavior: behaviorOf(pa.Spec.Behavior)}
+	s := Spec{Name: name, PodAutoscaler: pa, Behavior: specconv.Behavior(pa.Spec.Behavior)}
 	for i := range pa.Spec.CustomMetrics {
 		m := &pa.Spec.CustomMetrics[i]
 		s.Metrics = append(s.Metrics, MetricSpec{Kind: decision.PodsMetric, Name: m.MetricName, Custom: m,
@@ -91,37 +91,4 @@ func SpecOf(name string, pa *podpilotv1alpha1.PodAutoscaler) (Spec, error) {
 		return Spec{}, fmt.Errorf("PodAutoscaler %s has no custom or resource metric: %w", pa.Name, ErrUnsupportedSpec)
 	}
 	return s, nil
-}
-
-// behaviorOf converts the spec's behavior as the controller does: unset fields stay unset for
-// normalize to default.
-func behaviorOf(b *podpilotv1alpha1.PodAutoscalerBehavior) *normalize.Behavior {
-	if b == nil {
-		return nil
-	}
-	return &normalize.Behavior{ScaleUp: rulesOf(b.ScaleUp), ScaleDown: rulesOf(b.ScaleDown)}
-}
-
-func rulesOf(r *podpilotv1alpha1.ScalingRules) *normalize.Rules {
-	if r == nil {
-		return nil
-	}
-	out := &normalize.Rules{}
-	if r.StabilizationWindowSeconds != nil {
-		w := time.Duration(*r.StabilizationWindowSeconds) * time.Second
-		out.StabilizationWindow = &w
-	}
-	if r.SelectPolicy != nil {
-		out.SelectPolicy = normalize.SelectPolicy(*r.SelectPolicy)
-	}
-	for _, p := range r.Policies {
-		out.Policies = append(out.Policies, normalize.Policy{
-			Type: normalize.PolicyType(p.Type), Value: p.Value, Period: time.Duration(p.PeriodSeconds) * time.Second,
-		})
-	}
-	if r.Tolerance != nil {
-		t := r.Tolerance.AsApproximateFloat64()
-		out.Tolerance = &t
-	}
-	return out
 }

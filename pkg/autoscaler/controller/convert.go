@@ -76,41 +76,6 @@ func resourceTarget(m podpilotv1alpha1.ResourceMetricSpec) replicas.Target {
 	return t
 }
 
-// behaviorOf converts the spec's behavior. Without one, normalize applies the
-// HPA's legacy normalization (downscale stabilization window from the flag,
-// scale-up limit max(2 × current, 4)); unset fields of a behavior take the
-// autoscaling/v2 defaults in normalize. The spec itself is never defaulted.
-func behaviorOf(b *podpilotv1alpha1.PodAutoscalerBehavior) *normalize.Behavior {
-	if b == nil {
-		return nil
-	}
-	return &normalize.Behavior{ScaleUp: rulesOf(b.ScaleUp), ScaleDown: rulesOf(b.ScaleDown)}
-}
-
-func rulesOf(r *podpilotv1alpha1.ScalingRules) *normalize.Rules {
-	if r == nil {
-		return nil
-	}
-	out := &normalize.Rules{}
-	if r.StabilizationWindowSeconds != nil {
-		w := time.Duration(*r.StabilizationWindowSeconds) * time.Second
-		out.StabilizationWindow = &w
-	}
-	if r.SelectPolicy != nil {
-		out.SelectPolicy = normalize.SelectPolicy(*r.SelectPolicy)
-	}
-	for _, p := range r.Policies {
-		out.Policies = append(out.Policies, normalize.Policy{
-			Type: normalize.PolicyType(p.Type), Value: p.Value, Period: time.Duration(p.PeriodSeconds) * time.Second,
-		})
-	}
-	if r.Tolerance != nil {
-		t := r.Tolerance.AsApproximateFloat64()
-		out.Tolerance = &t
-	}
-	return out
-}
-
 // historyOf reads the history persisted in status.
 func historyOf(s podpilotv1alpha1.PodAutoscalerStatus) normalize.History {
 	var h normalize.History

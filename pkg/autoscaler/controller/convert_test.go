@@ -11,6 +11,7 @@ import (
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
+	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
 )
 
 func TestRequestsSumContainersAndAreAbsentWhenOneLacksThem(t *testing.T) {
@@ -89,7 +90,7 @@ func TestPersistedHistoryKeepsWholeSecondsThatNeverShortenAWindow(t *testing.T) 
 
 func TestNoBehaviorMeansTheLegacyNormalizationAndTheSpecStaysUndefaulted(t *testing.T) {
 	pa := seedAutoscaler()
-	if b := behaviorOf(pa.Spec.Behavior); b != nil {
+	if b := specconv.Behavior(pa.Spec.Behavior); b != nil {
 		t.Errorf("behavior = %+v, want nil: without spec.behavior the downscale stabilization flag and the max(2×current, 4) scale-up limit apply", b)
 	}
 	if pa.Spec.Behavior != nil {

@@ -16,6 +16,7 @@ import (
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
+	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
 )
 
 // sync runs one round for the PodAutoscaler key: read the target, its pods and the metrics,
@@ -58,7 +59,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	in := decision.Input{
 		SpecReplicas: t.specReplicas, StatusReplicas: t.statusReplicas,
 		MinReplicas: pa.Spec.MinReplicasOrDefault(), MaxReplicas: pa.Spec.MaxReplicas,
-		Pods: podsOf(pods), Metrics: c.metricsOf(ctx, pa, rec), Behavior: behaviorOf(pa.Spec.Behavior),
+		Pods: podsOf(pods), Metrics: c.metricsOf(ctx, pa, rec), Behavior: specconv.Behavior(pa.Spec.Behavior),
 		History: historyOf(pa.Status), Config: c.opts.decisionConfig(), Now: now,
 		ScaledToZero: meta.IsStatusConditionTrue(pa.Status.Conditions, podpilotv1alpha1.ConditionScaledToZero),
 	}

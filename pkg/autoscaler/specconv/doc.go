@@ -1,0 +1,4 @@
+// Package specconv converts a PodAutoscaler's spec into the inputs of the pure algorithm
+// packages (normalize), so that the controller and `podpilot replay` read a spec the same way.
+// It is pure: it imports the API types and the algorithm packages, nothing that does I/O.
+package specconv
