@@ -58,9 +58,11 @@ func benchmark(ctx context.Context, o options) (string, bool, error) {
 	return path, len(failures) > 0, nil
 }
 
-func needsCluster(s map[string]bool) bool { return s["a"] || s["b"] || s["c"] || s["d"] || s["e"] }
+func needsCluster(s map[string]bool) bool {
+	return s["a"] || s["b"] || s["c"] || s["d"] || s["e"] || s["g"]
+}
 
-// clusterScenarios runs a–e on one local control plane; a failed scenario
+// clusterScenarios runs a–e and g on one local control plane; a failed scenario
 // becomes a section saying so, and the next one still runs.
 func clusterScenarios(ctx context.Context, o options, base string) ([]report.Section, []string) {
 	cfg := o.cfg
@@ -69,6 +71,13 @@ func clusterScenarios(ctx context.Context, o options, base string) ([]report.Sec
 		maxN = max(maxN, n)
 	}
 	kwokPods := maxN*8 + cfg.APIPods + cfg.ReactSteps*2*8 + 500
+	var buildErr error
+	if cfg.Scenarios["g"] {
+		if len(cfg.Pods) > 0 {
+			kwokPods += cfg.Pods[len(cfg.Pods)-1]
+		}
+		buildErr = scenario.BuildPodcache(ctx, cfg.PodcacheBinary)
+	}
 	env, err := scenario.Start(ctx, cfg, kwokPods, os.Stderr, o.outDir, base)
 	if err != nil {
 		return []report.Section{failed("cluster", err)}, []string{"cluster: " + err.Error()}
@@ -112,6 +121,14 @@ func clusterScenarios(ctx context.Context, o options, base string) ([]report.Sec
 	if cfg.Scenarios["e"] {
 		sec, err := env.Memory(ctx)
 		add("e", sec, err)
+	}
+	if cfg.Scenarios["g"] {
+		if buildErr != nil {
+			add("g", report.Section{Title: "g. Memory against the number of pods"}, buildErr)
+		} else {
+			sec, err := env.PodMemory(ctx)
+			add("g", sec, err)
+		}
 	}
 	return secs, errs
 }
