@@ -66,19 +66,11 @@ func needsCluster(s map[string]bool) bool {
 // becomes a section saying so, and the next one still runs.
 func clusterScenarios(ctx context.Context, o options, base string) ([]report.Section, []string) {
 	cfg := o.cfg
-	maxN := 0
-	for _, n := range cfg.Sizes {
-		maxN = max(maxN, n)
-	}
-	kwokPods := maxN*8 + cfg.APIPods + cfg.ReactSteps*2*8 + 500
 	var buildErr error
 	if cfg.Scenarios["g"] {
-		if len(cfg.Pods) > 0 {
-			kwokPods += cfg.Pods[len(cfg.Pods)-1]
-		}
 		buildErr = scenario.BuildPodcache(ctx, cfg.PodcacheBinary)
 	}
-	env, err := scenario.Start(ctx, cfg, kwokPods, os.Stderr, o.outDir, base)
+	env, err := scenario.Start(ctx, cfg, kwokPods(cfg), os.Stderr, o.outDir, base)
 	if err != nil {
 		return []report.Section{failed("cluster", err)}, []string{"cluster: " + err.Error()}
 	}
@@ -131,6 +123,19 @@ func clusterScenarios(ctx context.Context, o options, base string) ([]report.Sec
 		}
 	}
 	return secs, errs
+}
+
+// kwokPods is the kwok node's pod capacity: every pod the scenarios create.
+func kwokPods(cfg scenario.Config) int {
+	maxN := 0
+	for _, n := range cfg.Sizes {
+		maxN = max(maxN, n)
+	}
+	n := maxN*8 + cfg.APIPods + cfg.ReactSteps*2*8 + 500
+	if cfg.Scenarios["g"] && len(cfg.Pods) > 0 {
+		n += cfg.Pods[len(cfg.Pods)-1]
+	}
+	return n
 }
 
 func failed(what string, err error) report.Section {

@@ -78,19 +78,25 @@ func parseFlags(args []string) (options, error) {
 		c.Scenarios[strings.TrimSpace(s)] = true
 	}
 	if o.timeout == 0 {
-		o.timeout = 20 * time.Minute
-		if full {
-			o.timeout = 6 * time.Hour
-		}
-		if c.Scenarios["g"] && len(c.Pods) > 0 {
-			// kube-controller-manager creates pods at 20/s; their deletion is quicker.
-			o.timeout += time.Duration(c.Pods[len(c.Pods)-1]) * 120 * time.Millisecond
-		}
+		o.timeout = defaultTimeout(*c, full)
 	}
 	if c.Namespaces < 1 || c.Rounds < 1 || c.APIPods < 1 || c.APIConcurrency < 1 || c.ReactSteps < 1 {
 		return o, fmt.Errorf("--namespaces, --rounds, --api-pods, --api-concurrency and --react-steps must be at least 1")
 	}
 	return o, nil
+}
+
+// defaultTimeout bounds a run: 20 minutes (6 hours with --full) plus
+// scenario g's pods, which kube-controller-manager creates at 20/s.
+func defaultTimeout(c scenario.Config, full bool) time.Duration {
+	d := 20 * time.Minute
+	if full {
+		d = 6 * time.Hour
+	}
+	if c.Scenarios["g"] && len(c.Pods) > 0 {
+		d += time.Duration(c.Pods[len(c.Pods)-1]) * 120 * time.Millisecond
+	}
+	return d
 }
 
 // ints parses a comma-separated ascending list of non-negative integers.
