@@ -58,18 +58,19 @@ func benchmark(ctx context.Context, o options) (string, bool, error) {
 	return path, len(failures) > 0, nil
 }
 
-func needsCluster(s map[string]bool) bool { return s["a"] || s["b"] || s["c"] || s["d"] || s["e"] }
+func needsCluster(s map[string]bool) bool {
+	return s["a"] || s["b"] || s["c"] || s["d"] || s["e"] || s["g"]
+}
 
-// clusterScenarios runs a–e on one local control plane; a failed scenario
+// clusterScenarios runs a–e and g on one local control plane; a failed scenario
 // becomes a section saying so, and the next one still runs.
 func clusterScenarios(ctx context.Context, o options, base string) ([]report.Section, []string) {
 	cfg := o.cfg
-	maxN := 0
-	for _, n := range cfg.Sizes {
-		maxN = max(maxN, n)
+	var buildErr error
+	if cfg.Scenarios["g"] {
+		buildErr = scenario.BuildPodcache(ctx, cfg.PodcacheBinary)
 	}
-	kwokPods := maxN*8 + cfg.APIPods + cfg.ReactSteps*2*8 + 500
-	env, err := scenario.Start(ctx, cfg, kwokPods, os.Stderr, o.outDir, base)
+	env, err := scenario.Start(ctx, cfg, kwokPods(cfg), os.Stderr, o.outDir, base)
 	if err != nil {
 		return []report.Section{failed("cluster", err)}, []string{"cluster: " + err.Error()}
 	}
@@ -113,7 +114,28 @@ func clusterScenarios(ctx context.Context, o options, base string) ([]report.Sec
 		sec, err := env.Memory(ctx)
 		add("e", sec, err)
 	}
+	if cfg.Scenarios["g"] {
+		if buildErr != nil {
+			add("g", report.Section{Title: "g. Memory against the number of pods"}, buildErr)
+		} else {
+			sec, err := env.PodMemory(ctx)
+			add("g", sec, err)
+		}
+	}
 	return secs, errs
+}
+
+// kwokPods is the kwok node's pod capacity: every pod the scenarios create.
+func kwokPods(cfg scenario.Config) int {
+	maxN := 0
+	for _, n := range cfg.Sizes {
+		maxN = max(maxN, n)
+	}
+	n := maxN*8 + cfg.APIPods + cfg.ReactSteps*2*8 + 500
+	if cfg.Scenarios["g"] && len(cfg.Pods) > 0 {
+		n += cfg.Pods[len(cfg.Pods)-1]
+	}
+	return n
 }
 
 func failed(what string, err error) report.Section {

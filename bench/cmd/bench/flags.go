@@ -26,11 +26,11 @@ func parseFlags(args []string) (options, error) {
 	root := framework.RepoRoot()
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var o options
-	var sizes, series, scenarios, ppArgs string
+	var sizes, series, pods, scenarios, ppArgs string
 	var full bool
 	c := &o.cfg
 	fs.StringVar(&sizes, "sizes", "100", "comma-separated N for scenarios b and c (N HPAs, then N PodAutoscalers, over N Deployments of 2 pods)")
-	fs.BoolVar(&full, "full", false, "the full run: --sizes=100,1000,5000 --memory-series=0,10000,100000 (hours on 2 cores)")
+	fs.BoolVar(&full, "full", false, "the full run: --sizes=100,1000,5000 --memory-series=0,10000,100000 --pods=1000,10000,50000 (hours on 2 cores)")
 	fs.IntVar(&c.Namespaces, "namespaces", 10, "namespaces the N Deployments are spread over")
 	fs.IntVar(&c.Rounds, "rounds", 2, "sync periods per steady-state window")
 	fs.IntVar(&c.APIPods, "api-pods", 100, "pods behind pods/* in scenario a")
@@ -38,6 +38,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&c.APIDuration, "api-duration", 15*time.Second, "measured load per target in scenario a")
 	fs.IntVar(&c.ReactSteps, "react-steps", 10, "staggered steps per autoscaler kind in scenario d")
 	fs.StringVar(&series, "memory-series", "0,10000", "comma-separated extra Prometheus series for scenario e, ascending")
+	fs.StringVar(&pods, "pods", "1000,5000", "comma-separated pod counts for scenario g, ascending (level 0 is always measured)")
 	fs.IntVar(&c.MetricNames, "metric-names", 1000, "metric names the extra series of scenario e are spread over")
 	fs.DurationVar(&c.ScrapeInterval, "scrape-interval", 15*time.Second, "Prometheus scrape interval")
 	fs.DurationVar(&c.SyncPeriod, "sync-period", 15*time.Second, "kube-controller-manager's HPA and podpilot's autoscaler sync period")
@@ -45,7 +46,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&ppArgs, "podpilot-args", os.Getenv("BENCH_PODPILOT_ARGS"), "extra podpilot flags, space-separated (also BENCH_PODPILOT_ARGS), e.g. '--kube-api-qps=50'")
 	fs.StringVar(&c.Adapter, "prometheus-adapter", os.Getenv("PROMETHEUS_ADAPTER"), "a prometheus-adapter binary to measure side by side (also PROMETHEUS_ADAPTER)")
 	fs.StringVar(&c.PodpilotBinary, "podpilot", filepath.Join(root, "bin", "podpilot"), "the podpilot binary")
-	fs.StringVar(&scenarios, "scenarios", "a,b,c,d,e,f", "scenarios to run (b and c run together)")
+	fs.StringVar(&c.PodcacheBinary, "podcache", filepath.Join(root, "_output", "bin", "podcache"), "where scenario g builds bench/cmd/podcache, its typed-informer baseline")
+	fs.StringVar(&scenarios, "scenarios", "a,b,c,d,e,f", "scenarios to run (b and c run together; g, memory against pods, on request or with --full)")
 	fs.StringVar(&c.StateDir, "state-dir", filepath.Join(root, "_output", "bench-cluster"), "state directory of the bench's local control plane")
 	fs.StringVar(&o.outDir, "out", filepath.Join(root, "bench", "results"), "directory of the report and its plots")
 	fs.StringVar(&o.benchtime, "benchtime", "1s", "-benchtime of the Go benchmarks (scenario f)")
@@ -58,7 +60,12 @@ func parseFlags(args []string) (options, error) {
 	}
 	o.args = args
 	if full {
-		sizes, series = "100,1000,5000", "0,10000,100000"
+		sizes, series, pods = "100,1000,5000", "0,10000,100000", "1000,10000,50000"
+		explicit := false
+		fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "scenarios" })
+		if !explicit {
+			scenarios += ",g"
+		}
 	}
 	var err error
 	if c.Sizes, err = ints(sizes); err != nil {
@@ -67,21 +74,34 @@ func parseFlags(args []string) (options, error) {
 	if c.MemorySeries, err = ints(series); err != nil {
 		return o, fmt.Errorf("--memory-series: %w", err)
 	}
+	if c.Pods, err = ints(pods); err != nil {
+		return o, fmt.Errorf("--pods: %w", err)
+	}
 	c.PodpilotArgs = strings.Fields(ppArgs)
 	c.Scenarios = map[string]bool{}
 	for _, s := range strings.Split(scenarios, ",") {
 		c.Scenarios[strings.TrimSpace(s)] = true
 	}
 	if o.timeout == 0 {
-		o.timeout = 20 * time.Minute
-		if full {
-			o.timeout = 6 * time.Hour
-		}
+		o.timeout = defaultTimeout(*c, full)
 	}
 	if c.Namespaces < 1 || c.Rounds < 1 || c.APIPods < 1 || c.APIConcurrency < 1 || c.ReactSteps < 1 {
 		return o, fmt.Errorf("--namespaces, --rounds, --api-pods, --api-concurrency and --react-steps must be at least 1")
 	}
 	return o, nil
+}
+
+// defaultTimeout bounds a run: 20 minutes (6 hours with --full) plus
+// scenario g's pods, which kube-controller-manager creates at 20/s.
+func defaultTimeout(c scenario.Config, full bool) time.Duration {
+	d := 20 * time.Minute
+	if full {
+		d = 6 * time.Hour
+	}
+	if c.Scenarios["g"] && len(c.Pods) > 0 {
+		d += time.Duration(c.Pods[len(c.Pods)-1]) * 120 * time.Millisecond
+	}
+	return d
 }
 
 // ints parses a comma-separated ascending list of non-negative integers.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -43,6 +44,25 @@ func TestFullSetsTheFullSizes(t *testing.T) {
 	if diff := cmp.Diff([]int{0, 10000, 100000}, o.cfg.MemorySeries); diff != "" {
 		t.Errorf("memory series (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff([]int{1000, 10000, 50000}, o.cfg.Pods); diff != "" {
+		t.Errorf("pods (-want +got):\n%s", diff)
+	}
+	if !o.cfg.Scenarios["g"] {
+		t.Error("--full does not run scenario g")
+	}
+}
+
+func TestScenarioGRunsOnRequest(t *testing.T) {
+	o, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.cfg.Scenarios["g"] || !o.cfg.Scenarios["a"] {
+		t.Errorf("default scenarios = %v, want a–f without g", o.cfg.Scenarios)
+	}
+	if o, err = parseFlags([]string{"--full", "--scenarios=d"}); err != nil || o.cfg.Scenarios["g"] {
+		t.Errorf("--full with --scenarios=d: %v, %v; want only d", o.cfg.Scenarios, err)
+	}
 }
 
 func TestPodpilotArgsSplitOnSpaces(t *testing.T) {
@@ -52,5 +72,28 @@ func TestPodpilotArgsSplitOnSpaces(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"--kube-api-qps=50", "--kube-api-burst=100"}, o.cfg.PodpilotArgs); diff != "" {
 		t.Errorf("podpilot args (-want +got):\n%s", diff)
+	}
+}
+
+func TestScenarioGExtendsTheDefaultTimeoutByItsPods(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want time.Duration
+	}{
+		{name: "without g the default stays 20 minutes", args: []string{"--scenarios=a"}, want: 20 * time.Minute},
+		{name: "10k pods add 20 minutes", args: []string{"--scenarios=g", "--pods=1000,10000"}, want: 40 * time.Minute},
+		{name: "an explicit timeout wins", args: []string{"--scenarios=g", "--timeout=5m"}, want: 5 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseFlags(tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.timeout != tt.want {
+				t.Errorf("timeout = %s, want %s", o.timeout, tt.want)
+			}
+		})
 	}
 }

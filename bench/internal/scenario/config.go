@@ -10,10 +10,12 @@ type Config struct {
 	PodpilotArgs   []string
 	// Adapter is an optional prometheus-adapter binary measured side by side.
 	Adapter string
+	// PodcacheBinary is bench/cmd/podcache, scenario g's baseline.
+	PodcacheBinary string
 	// StateDir holds the bench cluster's state.
 	StateDir string
 
-	// Scenarios to run, by letter (a–e; f, the Go benchmarks, runs without a cluster).
+	// Scenarios to run, by letter (a–e and g; f, the Go benchmarks, runs without a cluster).
 	Scenarios map[string]bool
 
 	// Sizes are the N of scenarios b and c, ascending.
@@ -34,6 +36,9 @@ type Config struct {
 	// MemorySeries are the extra Prometheus series of scenario e, spread over MetricNames names.
 	MemorySeries []int
 	MetricNames  int
+
+	// Pods are the pod counts of scenario g, ascending (a level 0 is added).
+	Pods []int
 
 	// ScrapeInterval and SyncPeriod configure Prometheus, kube-controller-manager's
 	// HPA controller and podpilot's autoscaler alike; RelistInterval is

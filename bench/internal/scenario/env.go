@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -61,6 +62,12 @@ func Start(ctx context.Context, cfg Config, kwokPods int, log io.Writer, outDir,
 	}
 	c, err := framework.Up(ctx, cfg.StateDir, "")
 	if err != nil {
+		// hack/local-up.sh leaves running what it started before a later step failed.
+		down := exec.CommandContext(context.WithoutCancel(ctx), filepath.Join(framework.RepoRoot(), "hack", "local-down.sh"), cfg.StateDir)
+		down.Stdout, down.Stderr = log, log
+		if derr := down.Run(); derr != nil {
+			fmt.Fprintf(log, "bench: hack/local-down.sh after a failed start: %v\n", derr)
+		}
 		return nil, err
 	}
 	e := &Env{Cfg: cfg, Cluster: c, Log: log, OutDir: outDir, Prefix: prefix}
