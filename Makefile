@@ -66,6 +66,11 @@ bench: tools build ## Benchmark on a local control plane; writes bench/results/<
 	go build -o _output/bin/bench ./bench/cmd/bench
 	_output/bin/bench $(BENCH_FLAGS)
 
+.PHONY: bench-adapter
+bench-adapter: tools build ## make bench with prometheus-adapter v0.12.0 (built from its module, pinned in hack/tools) as the extra baseline.
+	go build -o _output/bin/bench ./bench/cmd/bench
+	_output/bin/bench --prometheus-adapter="$$(hack/build-tools.sh prometheus-adapter)" $(BENCH_FLAGS)
+
 .PHONY: local-up
 local-up: tools ## Start a local control plane in _output/local-cluster and leave it running.
 	hack/local-up.sh

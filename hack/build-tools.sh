@@ -2,7 +2,9 @@
 # Builds etcd, kube-apiserver, kube-controller-manager, kwok and helm from the
 # modules pinned in hack/tools into a per-user cache (see hack/lib.sh), and
 # skips every binary that is already there. `build-tools.sh lint` builds only
-# the linters (golangci-lint, logcheck). A cold build takes ~10 minutes on
+# the linters (golangci-lint, logcheck); `build-tools.sh prometheus-adapter`
+# only prometheus-adapter, the bench's optional baseline (~20 min cold), and
+# prints its path. A cold build takes ~10 minutes on
 # 2 cores; a warm one, a second.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -27,6 +29,11 @@ lint() {
 
 main() {
   if [[ ${1:-} == lint ]]; then lint; return; fi
+  if [[ ${1:-} == prometheus-adapter ]]; then
+    build "$PROMETHEUS_ADAPTER_BIN" "$PODPILOT_ROOT/hack/tools/prometheus-adapter" sigs.k8s.io/prometheus-adapter/cmd/adapter
+    echo "$PROMETHEUS_ADAPTER_BIN"
+    return
+  fi
   local kv=k8s.io/component-base/version
   local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
   local kubever="-X $kv.gitVersion=$KUBE_VERSION -X $kv.gitMajor=1 -X $kv.gitMinor=$minor"

@@ -15,6 +15,7 @@ KWOK_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/kwok/go.mod" sigs.k8s.io/kwok)
 GOLANGCI_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/golangci/go.mod" github.com/golangci/golangci-lint/v2)
 LOGTOOLS_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/logcheck/go.mod" sigs.k8s.io/logtools)
 HELM_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/helm/go.mod" helm.sh/helm/v3)
+ADAPTER_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/prometheus-adapter/go.mod" sigs.k8s.io/prometheus-adapter)
 GO_MINOR=$(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/go\1/')
 
 # Binaries live outside the clone, keyed by tool version and Go minor version,
@@ -26,6 +27,8 @@ KWOK=$TOOLS_CACHE/kwok-$KWOK_VERSION-$GO_MINOR/kwok
 GOLANGCI_LINT=$TOOLS_CACHE/golangci-lint-$GOLANGCI_VERSION-$GO_MINOR/golangci-lint
 LOGCHECK=$TOOLS_CACHE/logcheck-$LOGTOOLS_VERSION-$GO_MINOR/logcheck
 HELM=$TOOLS_CACHE/helm-$HELM_VERSION-$GO_MINOR/helm
+# prometheus-adapter is only the bench's optional baseline (make bench-adapter).
+PROMETHEUS_ADAPTER_BIN=$TOOLS_CACHE/prometheus-adapter-$ADAPTER_VERSION-$GO_MINOR/adapter
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }

@@ -22,7 +22,8 @@ func (e *Env) React(ctx context.Context) (report.Section, error) {
 	sec := report.Section{Title: "d. Reaction time",
 		Intro: fmt.Sprintf("%d Deployments per autoscaler kind (2 pods, per-pod gauge at 80 against a target of 100) in one namespace; "+
 			"step *i* sets Deployment *i* of each kind to 300 per pod at *i*/%d of the %s scrape interval, so the steps' phase covers the "+
-			"scrape and sync periods. Reaction = step → the Deployment's `spec.replicas` changed (watched).",
+			"scrape and sync periods. Reaction = step → the Deployment's `spec.replicas` changed (watched); "+
+			"its decision part starts when the step's first sample landed in Prometheus (the scrape timestamp of the first raw sample at the new value).",
 			e.Cfg.ReactSteps, e.Cfg.ReactSteps, e.Cfg.ScrapeInterval)}
 	if err := e.ensureNamespaces(ctx, reactNamespace); err != nil {
 		return sec, err
@@ -68,13 +69,14 @@ func (e *Env) React(ctx context.Context) (report.Section, error) {
 	if err := sleep(ctx, e.Cfg.SyncPeriod); err != nil {
 		return sec, err
 	}
-	reactions := e.staggeredSteps(ctx, byKind)
-	return e.reactSection(sec, reactions)
+	reactions, decisions := e.staggeredSteps(ctx, byKind)
+	return e.reactSection(sec, reactions, decisions)
 }
 
 // staggeredSteps steps workload i of each kind at i/ReactSteps of the scrape
-// interval and returns each kind's reaction times in seconds.
-func (e *Env) staggeredSteps(ctx context.Context, byKind map[kind][]workload) map[kind][]float64 {
+// interval and returns each kind's reaction times in seconds, and the part
+// of each after the step's data landed in Prometheus (see firstLanding).
+func (e *Env) staggeredSteps(ctx context.Context, byKind map[kind][]workload) (reactions, decisions map[kind][]float64) {
 	n := e.Cfg.ReactSteps
 	stepAt := make([]time.Time, n)
 	e.logf("d: %d staggered steps per kind over %s", n, e.Cfg.ScrapeInterval)
@@ -99,18 +101,26 @@ func (e *Env) staggeredSteps(ctx context.Context, byKind map[kind][]workload) ma
 		}
 		return done == 2*n, fmt.Sprintf("%d of %d resized", done, 2*n), nil
 	})
-	out := map[kind][]float64{}
+	reactions, decisions = map[kind][]float64{}, map[kind][]float64{}
 	for k, ws := range byKind {
 		for i, w := range ws {
-			if at, ok := e.Watch.FirstChangeAfter(w.key(), stepAt[i]); ok {
-				out[k] = append(out[k], at.Sub(stepAt[i]).Seconds())
+			at, ok := e.Watch.FirstChangeAfter(w.key(), stepAt[i])
+			if !ok {
+				continue
 			}
+			reactions[k] = append(reactions[k], at.Sub(stepAt[i]).Seconds())
+			landed, err := e.firstLanding(ctx, w, stepAt[i], 300)
+			if err != nil {
+				e.logf("d: %s: %v", w.name, err)
+				continue
+			}
+			decisions[k] = append(decisions[k], at.Sub(landed).Seconds())
 		}
 	}
-	return out
+	return reactions, decisions
 }
 
-func (e *Env) reactSection(sec report.Section, r map[kind][]float64) (report.Section, error) {
+func (e *Env) reactSection(sec report.Section, r, decided map[kind][]float64) (report.Section, error) {
 	h := stats.Summarize(r[kindHPA])
 	t := report.Table{Header: []string{"autoscaler", "steps resized", "median s", "× HPA", "p90 s", "worst s", "× HPA", "best s"}}
 	for _, k := range []kind{kindHPA, kindPA} {
@@ -119,9 +129,19 @@ func (e *Env) reactSection(sec report.Section, r map[kind][]float64) (report.Sec
 			stats.Num(s.P90, 1), stats.Num(s.Max, 1), stats.Ratio(s.Max, h.Max), stats.Num(s.Min, 1)})
 	}
 	sec.Tables = append(sec.Tables, t)
+	hd := stats.Summarize(decided[kindHPA])
+	dt := report.Table{Header: []string{"autoscaler", "data landed → replicas changed: median s", "× HPA", "p90 s", "worst s", "best s"}}
+	for _, k := range []kind{kindHPA, kindPA} {
+		s := stats.Summarize(decided[k])
+		dt.Rows = append(dt.Rows, []string{string(k), stats.Num(s.P50, 2), stats.Ratio(s.P50, hd.P50), stats.Num(s.P90, 2), stats.Num(s.Max, 2), stats.Num(s.Min, 2)})
+	}
+	sec.Tables = append(sec.Tables, dt)
+	pd := stats.Summarize(decided[kindPA])
 	pa := stats.Summarize(r[kindPA])
 	sec.Headline = []string{fmt.Sprintf("d. reaction step → replicas changed: PodAutoscaler median %s s = %s the stock HPA's %s s; worst %s s = %s the HPA's %s s",
-		stats.Num(pa.P50, 1), stats.Ratio(pa.P50, h.P50), stats.Num(h.P50, 1), stats.Num(pa.Max, 1), stats.Ratio(pa.Max, h.Max), stats.Num(h.Max, 1))}
+		stats.Num(pa.P50, 1), stats.Ratio(pa.P50, h.P50), stats.Num(h.P50, 1), stats.Num(pa.Max, 1), stats.Ratio(pa.Max, h.Max), stats.Num(h.Max, 1)),
+		fmt.Sprintf("d. decision part (step's data landed in Prometheus → replicas changed): PodAutoscaler median %s s = %s the stock HPA's %s s",
+			stats.Num(pd.P50, 2), stats.Ratio(pd.P50, hd.P50), stats.Num(hd.P50, 2))}
 	img, err := e.writeSVG("reaction", svg.CDF{
 		Title:    "step → spec.replicas changed",
 		Subtitle: fmt.Sprintf("%d steps per kind, phases spread over the %s scrape interval", e.Cfg.ReactSteps, e.Cfg.ScrapeInterval),

@@ -74,15 +74,25 @@ func clientsConfig(cfg *rest.Config, qps float32, burst int) *rest.Config {
 	return c
 }
 
-// newAutoscaler builds the controller on the same custom metrics provider as
-// the API server, so custom metrics never leave the process. Each kind of
+// metricSources is what the autoscaler reads in-process from podpilot's
+// provider: custom, object and external metrics, and when the data behind a
+// pods metric landed (to align rounds with scrapes).
+type metricSources interface {
+	metrics.CustomSource
+	metrics.ExternalSource
+	metrics.SampleTimeSource
+}
+
+// newAutoscaler builds the controller on the same custom and external metrics
+// provider as the API server, so custom, object and external metrics never
+// leave the process. Each kind of
 // call has a budget of its own, sized by --kube-api-qps and --kube-api-burst:
 // scale writes (decisions come first), status writes (the controller's
 // StatusLimiter, which defers cosmetic writes), events, and the reads
 // (the lease, metrics.k8s.io). Its own metrics go to registry. Its pod,
 // deployment and statefulset informers come from the shared typed factory
 // kubeInf, which Run builds once for both halves.
-func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource, registry compbasemetrics.KubeRegistry,
+func newAutoscaler(o *Options, cfg *rest.Config, sources metricSources, registry compbasemetrics.KubeRegistry,
 	kubeInf kubeinformers.SharedInformerFactory) (*autoscaler, error) {
 	qps, burst := o.Autoscaler.KubeAPIQPS, o.Autoscaler.KubeAPIBurst
 	readCfg := clientsConfig(cfg, qps, burst)
@@ -124,7 +134,7 @@ func newAutoscaler(o *Options, cfg *rest.Config, custom metrics.CustomSource, re
 	a.ctrl, err = controller.New(controller.Config{
 		KubeClient: scaleClient, PodpilotClient: pp, StatusLimiter: flowcontrol.NewTokenBucketRateLimiter(qps, burst),
 		KubeInformers: a.kubeInf, PodpilotInformers: a.podpilotInf,
-		CustomSource: custom, ResourceSource: metrics.NewResourceMetricsAPI(mc), Recorder: rec,
+		CustomSource: sources, ExternalSource: sources, SampleTimes: sources, ResourceSource: metrics.NewResourceMetricsAPI(mc), Recorder: rec,
 		Options: *o.Autoscaler, Metrics: m,
 	})
 	if err != nil {

@@ -65,8 +65,14 @@ type Config struct {
 	// metrics fail (and so never scale down).
 	CustomSource metrics.CustomSource
 	// ResourceSource serves cpu and memory, e.g. metrics.NewResourceMetricsAPI; nil makes resource
-	// metrics fail.
+	// and container resource metrics fail.
 	ResourceSource metrics.ResourceSource
+	// ExternalSource serves external metrics, e.g. podpilot's Prometheus provider; nil makes
+	// external metrics fail. Object metrics are read from CustomSource.
+	ExternalSource metrics.ExternalSource
+	// SampleTimes tells when the data behind a pods metric lands, e.g. podpilot's Prometheus
+	// provider; nil (or Options.AlignToScrapes off) keeps rounds on a fixed period.
+	SampleTimes metrics.SampleTimeSource
 	// Recorder records events on PodAutoscalers; see NewRecorder.
 	Recorder events.EventRecorder
 	// Clock is the time of every round and of the work queue; nil means the real clock.
@@ -87,6 +93,7 @@ type Controller struct {
 	clock    clock.WithTicker
 	opts     Options
 	fetcher  *metrics.Fetcher
+	scrapes  *metrics.ScrapeTracker
 	metrics  *Metrics
 
 	paInformer        cache.SharedIndexInformer
@@ -114,11 +121,15 @@ func New(cfg Config) (*Controller, error) {
 		cfg.Clock = clock.RealClock{}
 	}
 	fetcher, err := metrics.NewFetcher(metrics.FetcherConfig{
-		Custom: cfg.CustomSource, Resource: cfg.ResourceSource, Clock: cfg.Clock,
+		Custom: cfg.CustomSource, Resource: cfg.ResourceSource, External: cfg.ExternalSource, Clock: cfg.Clock,
 		Freshness: cfg.Options.SyncPeriod / 2, Timeout: cfg.Options.SyncPeriod, Counter: cfg.Metrics.counter(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build metrics fetcher: %w", err)
+	}
+	scrapes, err := newScrapeTracker(cfg)
+	if err != nil {
+		return nil, err
 	}
 	pas := cfg.PodpilotInformers.Autoscaling().V1alpha1().PodAutoscalers()
 	pods := cfg.KubeInformers.Core().V1().Pods()
@@ -129,7 +140,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	c := &Controller{
 		kube: cfg.KubeClient, podpilot: cfg.PodpilotClient, statusRL: cfg.StatusLimiter, recorder: cfg.Recorder, clock: cfg.Clock,
-		opts: cfg.Options, fetcher: fetcher, metrics: cfg.Metrics,
+		opts: cfg.Options, fetcher: fetcher, scrapes: scrapes, metrics: cfg.Metrics,
 		paInformer: pas.Informer(), paLister: pas.Lister(), podLister: pods.Lister(), podIndexer: pods.Informer().GetIndexer(),
 		deploymentLister: deployments.Lister(), statefulSetLister: statefulSets.Lister(),
 		synced: []cache.InformerSynced{pas.Informer().HasSynced, pods.Informer().HasSynced,
@@ -215,8 +226,8 @@ func handler(queue workqueue.TypedRateLimitingInterface[cache.ObjectName]) cache
 	}
 }
 
-// processNext syncs one PodAutoscaler; it re-adds it after the sync period on success and
-// rate-limited on error. It returns false when the queue is shut down.
+// processNext syncs one PodAutoscaler; it re-adds it for its next round on success (see
+// nextRound) and rate-limited on error. It returns false when the queue is shut down.
 func (c *Controller) processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[cache.ObjectName]) bool {
 	key, shutdown := queue.Get()
 	if shutdown {
@@ -240,8 +251,8 @@ func (c *Controller) processNext(ctx context.Context, queue workqueue.TypedRateL
 		return true
 	}
 	queue.Forget(key)
-	if _, err := c.paLister.PodAutoscalers(key.Namespace).Get(key.Name); !apierrors.IsNotFound(err) {
-		queue.AddAfter(key, c.opts.SyncPeriod)
+	if pa, err := c.paLister.PodAutoscalers(key.Namespace).Get(key.Name); !apierrors.IsNotFound(err) {
+		queue.AddAfter(key, c.nextRound(ctx, pa))
 	}
 	return true
 }

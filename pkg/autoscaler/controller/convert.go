@@ -14,10 +14,12 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 )
 
-// metricsOf returns pa's metrics, custom ones first, each with this round's samples or the
-// error that kept them from being read; an error never becomes a zero sample.
+// metricsOf returns pa's metrics in the order of status.currentMetrics (custom, resource,
+// object, external, container resource), each with this round's samples or the error that kept
+// them from being read; an error never becomes a zero sample.
 func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, rec *reconcile) []decision.Metric {
-	out := make([]decision.Metric, 0, len(pa.Spec.CustomMetrics)+len(pa.Spec.ResourceMetrics))
+	s := &pa.Spec
+	out := make([]decision.Metric, 0, len(s.CustomMetrics)+len(s.ResourceMetrics)+len(s.ObjectMetrics)+len(s.ExternalMetrics)+len(s.ContainerResourceMetrics))
 	for _, m := range pa.Spec.CustomMetrics {
 		start := c.clock.Now()
 		dm := decision.Metric{Kind: decision.PodsMetric, Name: m.MetricName, Target: customTarget(m)}
@@ -36,7 +38,7 @@ func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAuto
 		rec.fetched(start)
 		out = append(out, dm)
 	}
-	return out
+	return c.kindMetricsOf(ctx, pa, rec, out)
 }
 
 // metricSelector converts a custom metric's selector; nil selects every series.

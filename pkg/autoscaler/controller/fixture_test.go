@@ -163,6 +163,8 @@ type fixture struct {
 	recorder *events.FakeRecorder
 	custom   customFunc
 	resource resourceFunc
+	// external serves external metrics; set it and restart to use it.
+	external externalFunc
 	// statusLimiter is the controller's status write budget; nil is unlimited.
 	statusLimiter flowcontrol.RateLimiter
 	kubeInf       kubeinformers.SharedInformerFactory
@@ -203,6 +205,9 @@ func (f *fixture) restart() {
 	}
 	if f.resource != nil {
 		cfg.ResourceSource = f.resource
+	}
+	if f.external != nil {
+		cfg.ExternalSource = f.external
 	}
 	ctrl, err := New(cfg)
 	if err != nil {

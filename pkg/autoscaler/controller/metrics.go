@@ -94,12 +94,12 @@ func NewMetrics(r compbasemetrics.KubeRegistry) (*Metrics, error) {
 		}),
 		requests: compbasemetrics.NewCounterVec(&compbasemetrics.CounterOpts{
 			Namespace: "podpilot", Subsystem: "autoscaler", Name: "metric_requests_total",
-			Help:           "Metric reads asked by PodAutoscalers, by source (custom, resource).",
+			Help:           "Metric reads asked by PodAutoscalers, by source (custom, resource, external, object).",
 			StabilityLevel: compbasemetrics.ALPHA,
 		}, []string{"source"}),
 		calls: compbasemetrics.NewCounterVec(&compbasemetrics.CounterOpts{
 			Namespace: "podpilot", Subsystem: "autoscaler", Name: "metric_source_calls_total",
-			Help: "Calls made to a metric source for those reads, by source; a custom call is one Prometheus query. " +
+			Help: "Calls made to a metric source for those reads, by source; a custom, object or external call is one Prometheus query. " +
 				"The difference to podpilot_autoscaler_metric_requests_total is what batching saved.",
 			StabilityLevel: compbasemetrics.ALPHA,
 		}, []string{"source"}),

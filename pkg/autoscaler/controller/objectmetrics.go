@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	compbasemetrics "k8s.io/component-base/metrics"
 
@@ -136,6 +137,7 @@ func metricsOfObject(pa *podpilotv1alpha1.PodAutoscaler) []objectMetric {
 		}
 		out = append(out, om)
 	}
+	out = append(out, kindObjectMetrics(pa)...)
 	seen := map[string]bool{}
 	unique := out[:0]
 	for i, m := range out {
@@ -152,6 +154,40 @@ func metricsOfObject(pa *podpilotv1alpha1.PodAutoscaler) []objectMetric {
 	return unique
 }
 
+// kindObjectMetrics lists pa's object, external and container resource metrics, in that order.
+// Object and container resource metrics are named by their metric and resource, as
+// kube-state-metrics names an HPA's.
+func kindObjectMetrics(pa *podpilotv1alpha1.PodAutoscaler) []objectMetric {
+	var out []objectMetric
+	valueMetric := func(typ podpilotv1alpha1.MetricSourceType, name string, tt podpilotv1alpha1.ValueTargetType, value, average *resource.Quantity) {
+		om := objectMetric{typ: typ, name: name, targetType: podpilotv1alpha1.MetricTargetType(tt)}
+		switch {
+		case tt == podpilotv1alpha1.ValueTarget && value != nil:
+			om.target = value.AsApproximateFloat64()
+		case tt == podpilotv1alpha1.AverageValueTarget && average != nil:
+			om.target = average.AsApproximateFloat64()
+		}
+		out = append(out, om)
+	}
+	for _, m := range pa.Spec.ObjectMetrics {
+		valueMetric(podpilotv1alpha1.ObjectMetricSourceType, m.MetricName, m.TargetType, m.Value, m.AverageValue)
+	}
+	for _, m := range pa.Spec.ExternalMetrics {
+		valueMetric(podpilotv1alpha1.ExternalMetricSourceType, m.MetricName, m.TargetType, m.Value, m.AverageValue)
+	}
+	for _, m := range pa.Spec.ContainerResourceMetrics {
+		om := objectMetric{typ: podpilotv1alpha1.ContainerResourceMetricSourceType, name: string(m.ResourceName), targetType: m.TargetType}
+		switch {
+		case m.TargetType == podpilotv1alpha1.UtilizationMetricType && m.AverageUtilization != nil:
+			om.target = float64(*m.AverageUtilization)
+		case m.AverageValue != nil:
+			om.target = m.AverageValue.AsApproximateFloat64()
+		}
+		out = append(out, om)
+	}
+	return out
+}
+
 // currentValue is s's value in m's units, when s is m's status and has one.
 func currentValue(s podpilotv1alpha1.MetricStatus, m objectMetric) (float64, bool) {
 	if s.Type != m.typ || s.Name != m.name {
@@ -162,6 +198,12 @@ func currentValue(s podpilotv1alpha1.MetricStatus, m objectMetric) (float64, boo
 			return 0, false
 		}
 		return float64(*s.AverageUtilization), true
+	}
+	if m.targetType == podpilotv1alpha1.MetricTargetType(podpilotv1alpha1.ValueTarget) {
+		if s.Value == nil {
+			return 0, false
+		}
+		return s.Value.AsApproximateFloat64(), true
 	}
 	if s.AverageValue == nil {
 		return 0, false

@@ -28,6 +28,9 @@ const (
 	DefaultKubeAPIQPS = 50
 	// DefaultKubeAPIBurst is the burst of each write budget: 100 autoscalers rescale at once.
 	DefaultKubeAPIBurst = 100
+	// DefaultScrapeMargin is how long after a scrape's timestamp an aligned round runs: the scrape
+	// itself, its append and the query's own lookback take milliseconds for a small target.
+	DefaultScrapeMargin = 500 * time.Millisecond
 )
 
 // Options are the command-line options of the autoscaler.
@@ -52,6 +55,11 @@ type Options struct {
 	KubeAPIBurst int
 	// PerObjectMetrics exports per-PodAutoscaler series on /metrics.
 	PerObjectMetrics bool
+	// AlignToScrapes runs each PodAutoscaler's rounds just after its first pods metric's data
+	// lands in Prometheus, instead of on a fixed phase (see schedule.go).
+	AlignToScrapes bool
+	// ScrapeMargin is how long after a landing an aligned round runs.
+	ScrapeMargin time.Duration
 }
 
 // NewOptions returns Options with their defaults.
@@ -67,6 +75,8 @@ func NewOptions() *Options {
 		KubeAPIQPS:              DefaultKubeAPIQPS,
 		KubeAPIBurst:            DefaultKubeAPIBurst,
 		PerObjectMetrics:        true,
+		AlignToScrapes:          true,
+		ScrapeMargin:            DefaultScrapeMargin,
 	}
 }
 
@@ -96,6 +106,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Burst of each of the autoscaler's budgets of Kubernetes API calls (see --kube-api-qps).")
 	fs.BoolVar(&o.PerObjectMetrics, "autoscaler-per-object-metrics", o.PerObjectMetrics,
 		"Export per-PodAutoscaler series (replicas, metric values and targets, conditions) on /metrics; turn off for very many PodAutoscalers.")
+	fs.BoolVar(&o.AlignToScrapes, "autoscaler-align-to-scrapes", o.AlignToScrapes,
+		"Run each PodAutoscaler's rounds just after its pods metric's data lands in Prometheus (learnt from the raw series' "+
+			"sample times, one small query per namespace and metric per refresh) instead of on a fixed phase; rounds keep "+
+			"the sync period on average. Off: a fixed period, as the stock HPA.")
+	fs.DurationVar(&o.ScrapeMargin, "autoscaler-scrape-margin", o.ScrapeMargin,
+		"How long after a scrape's timestamp an aligned round runs (see --autoscaler-align-to-scrapes).")
 }
 
 // Validate returns every problem with the options.
@@ -121,6 +137,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.KubeAPIQPS <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps must be positive, got %g", o.KubeAPIQPS))
+	}
+	if o.ScrapeMargin < 0 || (o.SyncPeriod > 0 && o.ScrapeMargin >= o.SyncPeriod) {
+		errs = append(errs, fmt.Errorf("--autoscaler-scrape-margin must be at least 0 and below --autoscaler-sync-period, got %s", o.ScrapeMargin))
 	}
 	if o.KubeAPIBurst < 1 {
 		errs = append(errs, fmt.Errorf("--kube-api-burst must be at least 1, got %d", o.KubeAPIBurst))

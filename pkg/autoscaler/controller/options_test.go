@@ -14,12 +14,14 @@ func TestFlagsSetOptions(t *testing.T) {
 	o.AddFlags(fs)
 	err := fs.Parse([]string{"--autoscaler-sync-period=30s", "--autoscaler-workers=8", "--autoscaler-downscale-stabilization=1m",
 		"--autoscaler-tolerance=0.2", "--autoscaler-cpu-initialization-period=1m", "--autoscaler-initial-readiness-delay=10s", "--autoscaler-enabled=false",
-		"--kube-api-qps=200", "--kube-api-burst=400", "--autoscaler-per-object-metrics=false"})
+		"--kube-api-qps=200", "--kube-api-burst=400", "--autoscaler-per-object-metrics=false",
+		"--autoscaler-align-to-scrapes=false", "--autoscaler-scrape-margin=2s"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := &Options{SyncPeriod: 30 * time.Second, Workers: 8, DownscaleStabilization: time.Minute, Tolerance: 0.2,
-		CPUInitializationPeriod: time.Minute, InitialReadinessDelay: 10 * time.Second, KubeAPIQPS: 200, KubeAPIBurst: 400}
+		CPUInitializationPeriod: time.Minute, InitialReadinessDelay: 10 * time.Second, KubeAPIQPS: 200, KubeAPIBurst: 400,
+		ScrapeMargin: 2 * time.Second}
 	if diff := cmp.Diff(want, o); diff != "" {
 		t.Errorf("options (-want +got):\n%s", diff)
 	}
@@ -30,8 +32,8 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		t.Errorf("defaults: %v, want valid", errs)
 	}
 	o := &Options{SyncPeriod: 0, Workers: 0, DownscaleStabilization: -1, Tolerance: -0.1, CPUInitializationPeriod: -1, InitialReadinessDelay: -1,
-		KubeAPIQPS: 0, KubeAPIBurst: 0}
-	if errs := o.Validate(); len(errs) != 8 {
-		t.Errorf("got %d errors, want 8: %v", len(errs), errs)
+		KubeAPIQPS: 0, KubeAPIBurst: 0, ScrapeMargin: -1}
+	if errs := o.Validate(); len(errs) != 9 {
+		t.Errorf("got %d errors, want 9: %v", len(errs), errs)
 	}
 }

@@ -26,6 +26,8 @@ func podOf(p *corev1.Pod) replicas.Pod {
 		Deleted:  p.DeletionTimestamp != nil,
 		Phase:    p.Status.Phase,
 		Requests: requestsOf(p),
+		// ContainerResource metrics (kinds.go).
+		ContainerRequests: containerRequestsOf(p),
 	}
 	if p.Status.StartTime != nil {
 		out.Start = p.Status.StartTime.Time

@@ -40,23 +40,45 @@ func setDecisionConditions(pa *podpilotv1alpha1.PodAutoscaler, conds []decision.
 }
 
 // metricStatuses converts the decision's per-metric outcomes; a failed metric keeps its type
-// and name without values.
+// and name without values. Object and External metrics show their value, and their average per
+// pod for AverageValue targets; the others their average per pod, and utilization for
+// Utilization targets.
 func metricStatuses(statuses []decision.MetricStatus) []podpilotv1alpha1.MetricStatus {
 	var out []podpilotv1alpha1.MetricStatus
 	for _, s := range statuses {
-		ms := podpilotv1alpha1.MetricStatus{Type: podpilotv1alpha1.CustomMetricSourceType, Name: s.Name}
-		if s.Kind == decision.ResourceMetric {
-			ms.Type = podpilotv1alpha1.ResourceMetricSourceType
-		}
+		ms := podpilotv1alpha1.MetricStatus{Type: sourceTypeOf(s.Kind), Name: s.Name, Container: s.Target.Container, DescribedObject: s.DescribedObject}
 		if s.Err == nil {
-			ms.AverageValue = current(s.Result.AverageValue, s.Target)
-			if s.Target.Type == replicas.Utilization {
-				ms.AverageUtilization = ptr.To(s.Result.Utilization)
+			switch s.Kind {
+			case decision.ObjectMetric, decision.ExternalMetric:
+				ms.Value = current(s.Result.Value, s.Target)
+				if s.Target.Type == replicas.AverageValue {
+					ms.AverageValue = current(s.Result.AverageValue, s.Target)
+				}
+			default:
+				ms.AverageValue = current(s.Result.AverageValue, s.Target)
+				if s.Target.Type == replicas.Utilization {
+					ms.AverageUtilization = ptr.To(s.Result.Utilization)
+				}
 			}
 		}
 		out = append(out, ms)
 	}
 	return out
+}
+
+// sourceTypeOf is the status type of a decision's metric kind.
+func sourceTypeOf(k decision.MetricKind) podpilotv1alpha1.MetricSourceType {
+	switch k {
+	case decision.ResourceMetric:
+		return podpilotv1alpha1.ResourceMetricSourceType
+	case decision.ObjectMetric:
+		return podpilotv1alpha1.ObjectMetricSourceType
+	case decision.ExternalMetric:
+		return podpilotv1alpha1.ExternalMetricSourceType
+	case decision.ContainerResourceMetric:
+		return podpilotv1alpha1.ContainerResourceMetricSourceType
+	}
+	return podpilotv1alpha1.CustomMetricSourceType
 }
 
 // current is an average value in milli-units as a quantity: memory in whole bytes and binary
@@ -69,7 +91,8 @@ func current(milli int64, t replicas.Target) *resource.Quantity {
 }
 
 // targetsOf renders status.targets, e.g. "1500/2k, 30%/50%, 120Mi/256Mi"; a metric without a
-// value this round shows <unknown>.
+// value this round shows <unknown>. Object and External metrics show their value, or their
+// average per pod followed by "(avg)" for AverageValue targets, as kubectl shows HPAs.
 func targetsOf(pa *podpilotv1alpha1.PodAutoscaler, statuses []decision.MetricStatus) string {
 	var parts []string
 	i := 0
@@ -89,22 +112,58 @@ func targetsOf(pa *podpilotv1alpha1.PodAutoscaler, statuses []decision.MetricSta
 	}
 	for _, m := range pa.Spec.ResourceMetrics {
 		s, ok := value()
-		cur, want := "<unknown>", "<unset>"
-		switch {
-		case m.TargetType == podpilotv1alpha1.UtilizationMetricType && m.AverageUtilization != nil:
-			want = fmt.Sprintf("%d%%", *m.AverageUtilization)
-			if ok {
-				cur = fmt.Sprintf("%d%%", s.Result.Utilization)
-			}
-		case m.AverageValue != nil:
-			want = m.AverageValue.String()
-			if ok {
-				cur = current(s.Result.AverageValue, s.Target).String()
-			}
-		}
-		parts = append(parts, cur+"/"+want)
+		parts = append(parts, resourceTargets(m.TargetType, m.AverageUtilization, m.AverageValue, s, ok))
+	}
+	for _, m := range pa.Spec.ObjectMetrics {
+		s, ok := value()
+		parts = append(parts, valueTargets(m.TargetType, m.Value, m.AverageValue, s, ok))
+	}
+	for _, m := range pa.Spec.ExternalMetrics {
+		s, ok := value()
+		parts = append(parts, valueTargets(m.TargetType, m.Value, m.AverageValue, s, ok))
+	}
+	for _, m := range pa.Spec.ContainerResourceMetrics {
+		s, ok := value()
+		parts = append(parts, resourceTargets(m.TargetType, m.AverageUtilization, m.AverageValue, s, ok))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// resourceTargets renders a Resource or ContainerResource metric's "current/target".
+func resourceTargets(typ podpilotv1alpha1.MetricTargetType, utilization *int32, average *resource.Quantity, s decision.MetricStatus, ok bool) string {
+	cur, want := "<unknown>", "<unset>"
+	switch {
+	case typ == podpilotv1alpha1.UtilizationMetricType && utilization != nil:
+		want = fmt.Sprintf("%d%%", *utilization)
+		if ok {
+			cur = fmt.Sprintf("%d%%", s.Result.Utilization)
+		}
+	case average != nil:
+		want = average.String()
+		if ok {
+			cur = current(s.Result.AverageValue, s.Target).String()
+		}
+	}
+	return cur + "/" + want
+}
+
+// valueTargets renders an Object or External metric's "current/target", with " (avg)" after an
+// AverageValue target.
+func valueTargets(typ podpilotv1alpha1.ValueTargetType, value, average *resource.Quantity, s decision.MetricStatus, ok bool) string {
+	cur, want := "<unknown>", "<unset>"
+	switch {
+	case typ == podpilotv1alpha1.ValueTarget && value != nil:
+		want = value.String()
+		if ok {
+			cur = current(s.Result.Value, s.Target).String()
+		}
+	case typ == podpilotv1alpha1.AverageValueTarget && average != nil:
+		want = average.String() + " (avg)"
+		if ok {
+			cur = current(s.Result.AverageValue, s.Target).String()
+		}
+	}
+	return cur + "/" + want
 }
 
 // MetricChangeTolerance is the relative change of a metric's current value (averageValue or
@@ -147,18 +206,25 @@ func metricsClose(old, cur []podpilotv1alpha1.MetricStatus) bool {
 	}
 	for i := range old {
 		o, c := old[i], cur[i]
-		if o.Type != c.Type || o.Name != c.Name || (o.AverageValue == nil) != (c.AverageValue == nil) ||
-			(o.AverageUtilization == nil) != (c.AverageUtilization == nil) {
+		if o.Type != c.Type || o.Name != c.Name || o.Container != c.Container || o.DescribedObject != c.DescribedObject ||
+			!quantityClose(o.AverageValue, c.AverageValue) || !quantityClose(o.Value, c.Value) {
 			return false
 		}
-		if o.AverageValue != nil && !within(o.AverageValue.AsApproximateFloat64(), c.AverageValue.AsApproximateFloat64()) {
-			return false
-		}
-		if o.AverageUtilization != nil && !within(float64(*o.AverageUtilization), float64(*c.AverageUtilization)) {
+		if (o.AverageUtilization == nil) != (c.AverageUtilization == nil) ||
+			(o.AverageUtilization != nil && !within(float64(*o.AverageUtilization), float64(*c.AverageUtilization))) {
 			return false
 		}
 	}
 	return true
+}
+
+// quantityClose reports whether two optional values are both unset, or both set and within
+// MetricChangeTolerance of each other.
+func quantityClose(old, cur *resource.Quantity) bool {
+	if old == nil || cur == nil {
+		return old == cur
+	}
+	return within(old.AsApproximateFloat64(), cur.AsApproximateFloat64())
 }
 
 // within reports whether cur is within MetricChangeTolerance of old, relative to old.

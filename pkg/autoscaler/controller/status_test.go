@@ -14,11 +14,12 @@ import (
 func TestVisiblyChanged(t *testing.T) {
 	base := func() podpilotv1alpha1.PodAutoscalerStatus {
 		return podpilotv1alpha1.PodAutoscalerStatus{
-			ObservedGeneration: 1, Reference: "Deployment/vg1-vanguard", Targets: "2k/2k, 40%/50%",
+			ObservedGeneration: 1, Reference: "Deployment/vg1-vanguard", Targets: "2k/2k, 40%/50%, 100/200",
 			CurrentReplicas: 2, DesiredReplicas: 2,
 			CurrentMetrics: []podpilotv1alpha1.MetricStatus{
 				{Type: podpilotv1alpha1.CustomMetricSourceType, Name: "zdns_vanguard_qps", AverageValue: ptr.To(resource.MustParse("2000"))},
 				{Type: podpilotv1alpha1.ResourceMetricSourceType, Name: "cpu", AverageValue: ptr.To(resource.MustParse("200m")), AverageUtilization: ptr.To[int32](40)},
+				{Type: podpilotv1alpha1.ExternalMetricSourceType, Name: "queue_length", Value: ptr.To(resource.MustParse("100"))},
 			},
 			Conditions:      []metav1.Condition{{Type: "ScalingActive", Status: metav1.ConditionTrue, Reason: "ValidMetricFound", Message: "m"}},
 			Recommendations: []podpilotv1alpha1.Recommendation{{Replicas: 2, Timestamp: metav1.NewTime(now)}},
@@ -32,13 +33,20 @@ func TestVisiblyChanged(t *testing.T) {
 		{"nothing changed", func(*podpilotv1alpha1.PodAutoscalerStatus) {}, false},
 		{"a metric value within 5% with the targets it renders is not visible", func(s *podpilotv1alpha1.PodAutoscalerStatus) {
 			s.CurrentMetrics[0].AverageValue = ptr.To(resource.MustParse("2090"))
-			s.Targets = "2090/2k, 40%/50%"
+			s.Targets = "2090/2k, 40%/50%, 100/200"
 		}, false},
 		{"a utilization within 5% is not visible", func(s *podpilotv1alpha1.PodAutoscalerStatus) {
 			s.CurrentMetrics[1].AverageUtilization = ptr.To[int32](41)
 		}, false},
 		{"a metric value more than 5% away is visible", func(s *podpilotv1alpha1.PodAutoscalerStatus) {
 			s.CurrentMetrics[0].AverageValue = ptr.To(resource.MustParse("2101"))
+		}, true},
+		{"an External value within 5% is not visible", func(s *podpilotv1alpha1.PodAutoscalerStatus) {
+			s.CurrentMetrics[2].Value = ptr.To(resource.MustParse("104"))
+			s.Targets = "2k/2k, 40%/50%, 104/200"
+		}, false},
+		{"an External value more than 5% away is visible", func(s *podpilotv1alpha1.PodAutoscalerStatus) {
+			s.CurrentMetrics[2].Value = ptr.To(resource.MustParse("106"))
 		}, true},
 		{"a metric that failed is visible", func(s *podpilotv1alpha1.PodAutoscalerStatus) {
 			s.CurrentMetrics[0].AverageValue = nil
@@ -52,7 +60,7 @@ func TestVisiblyChanged(t *testing.T) {
 		{"lastScaleTime is visible", func(s *podpilotv1alpha1.PodAutoscalerStatus) { s.LastScaleTime = ptr.To(metav1.NewTime(now)) }, true},
 		{"a new generation is visible", func(s *podpilotv1alpha1.PodAutoscalerStatus) { s.ObservedGeneration = 2 }, true},
 		{"targets alone changed, e.g. by a new target value, is visible", func(s *podpilotv1alpha1.PodAutoscalerStatus) {
-			s.Targets = "2k/3k, 40%/50%"
+			s.Targets = "2k/3k, 40%/50%, 100/200"
 		}, true},
 	}
 	for _, tc := range tests {

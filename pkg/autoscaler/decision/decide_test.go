@@ -163,7 +163,7 @@ func TestDecide(t *testing.T) {
 	}, {
 		name: "an unknown metric kind fails that metric",
 		in: Input{SpecReplicas: 3, MinReplicas: 1, MaxReplicas: 5, Pods: seedPods(3),
-			Metrics: []Metric{{Kind: "Object", Name: "ingress", Target: qpsTarget}}},
+			Metrics: []Metric{{Kind: "Bogus", Name: "ingress", Target: qpsTarget}}},
 		want:    summary{Desired: 3, Conditions: []Condition{{Type: ScalingActive, Status: false, Reason: ReasonInvalidMetricSourceType}}, Failed: []string{ReasonInvalidMetricSourceType}},
 		wantErr: ErrUnknownMetricKind,
 	}, {

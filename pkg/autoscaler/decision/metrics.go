@@ -12,7 +12,7 @@ import (
 var (
 	// ErrNoMetricSpecs means the autoscaler has no metrics to scale on.
 	ErrNoMetricSpecs = errors.New("no metrics specified")
-	// ErrUnknownMetricKind means a metric's kind is not Resource, Pods or External.
+	// ErrUnknownMetricKind means a metric's kind is none of Resource, Pods, External, Object and ContainerResource.
 	ErrUnknownMetricKind = errors.New("unknown metric source type")
 )
 
@@ -79,7 +79,8 @@ func tolerances(in Input) replicas.Tolerances {
 	return t
 }
 
-// compute proposes replicas for one metric; one path serves every per-pod metric.
+// compute proposes replicas for one metric; one path serves every per-pod metric (Resource, Pods,
+// ContainerResource), another every metric of the whole target (External, Object).
 func compute(in Input, m Metric, cfg replicas.Config) MetricStatus {
 	target := m.Target
 	switch m.Kind {
@@ -87,19 +88,35 @@ func compute(in Input, m Metric, cfg replicas.Config) MetricStatus {
 		if target.Resource == "" {
 			target.Resource = corev1.ResourceName(m.Name)
 		}
-	case PodsMetric, ExternalMetric:
-		target.Resource = ""
+	case ContainerResourceMetric:
+		if target.Resource == "" {
+			target.Resource = corev1.ResourceName(m.Name)
+		}
+	case PodsMetric, ExternalMetric, ObjectMetric:
+		target.Resource, target.Container = "", ""
 	}
-	s := MetricStatus{Kind: m.Kind, Name: m.Name, Description: describe(m.Kind, m.Name, target), Target: target, FailureReason: failureReason(m.Kind)}
+	s := MetricStatus{Kind: m.Kind, Name: m.Name, Description: describe(m, target), Target: target, FailureReason: failureReason(m.Kind)}
+	if m.Kind == ObjectMetric {
+		s.DescribedObject = m.DescribedKind + "/" + m.DescribedName
+	}
 	if m.FetchErr != nil {
 		s.Err = fmt.Errorf("get %s: %w", s.Description, m.FetchErr)
 		return s
 	}
 	var err error
 	switch m.Kind {
-	case ResourceMetric, PodsMetric:
+	case ResourceMetric, PodsMetric, ContainerResourceMetric:
 		s.Result, err = replicas.Calculate(replicas.Input{
-			CurrentReplicas: in.SpecReplicas, Target: target, Pods: in.Pods, Samples: m.Samples, Config: cfg, Now: in.Now,
+			CurrentReplicas: in.SpecReplicas, Target: target, Pods: in.Pods, Samples: m.Samples, NoContainer: m.NoContainer,
+			Config: cfg, Now: in.Now,
+		})
+	case ObjectMetric:
+		if len(m.Values) != 1 {
+			err = fmt.Errorf("%d values for one object: %w", len(m.Values), replicas.ErrNoMetrics)
+			break
+		}
+		s.Result, err = replicas.CalculateObject(replicas.ObjectInput{
+			SpecReplicas: in.SpecReplicas, StatusReplicas: in.StatusReplicas, Target: target, Value: m.Values[0], Pods: in.Pods, Tolerances: cfg.Tolerances,
 		})
 	case ExternalMetric:
 		s.Result, err = replicas.CalculateExternal(replicas.ExternalInput{
@@ -115,16 +132,23 @@ func compute(in Input, m Metric, cfg replicas.Config) MetricStatus {
 }
 
 // describe names a metric as upstream's metricNameProposal does.
-func describe(kind MetricKind, name string, target replicas.Target) string {
+func describe(m Metric, target replicas.Target) string {
+	kind, name := m.Kind, m.Name
 	switch {
 	case kind == ResourceMetric && target.Type == replicas.Utilization:
 		return fmt.Sprintf("%s resource utilization (percentage of request)", target.Resource)
 	case kind == ResourceMetric:
 		return fmt.Sprintf("%s resource", target.Resource)
+	case kind == ContainerResourceMetric && target.Type == replicas.Utilization:
+		return fmt.Sprintf("%s container resource utilization (percentage of request)", target.Resource)
+	case kind == ContainerResourceMetric:
+		return fmt.Sprintf("%s container resource", target.Resource)
 	case kind == PodsMetric:
 		return "pods metric " + name
 	case kind == ExternalMetric:
 		return "external metric " + name
+	case kind == ObjectMetric && m.DescribedKind != "":
+		return fmt.Sprintf("%s metric %s", m.DescribedKind, name)
 	}
 	return fmt.Sprintf("%s metric %s", kind, name)
 }
@@ -138,6 +162,10 @@ func failureReason(kind MetricKind) string {
 		return ReasonFailedGetPodsMetric
 	case ExternalMetric:
 		return ReasonFailedGetExternalMetric
+	case ObjectMetric:
+		return ReasonFailedGetObjectMetric
+	case ContainerResourceMetric:
+		return ReasonFailedGetContainerResourceMetric
 	}
 	return ReasonInvalidMetricSourceType
 }

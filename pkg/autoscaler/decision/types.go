@@ -31,6 +31,10 @@ const (
 	ReasonFailedGetPodsMetric = "FailedGetPodsMetric"
 	// ReasonFailedGetExternalMetric means an external metric could not be computed.
 	ReasonFailedGetExternalMetric = "FailedGetExternalMetric"
+	// ReasonFailedGetObjectMetric means an object metric could not be computed.
+	ReasonFailedGetObjectMetric = "FailedGetObjectMetric"
+	// ReasonFailedGetContainerResourceMetric means a container resource metric could not be computed.
+	ReasonFailedGetContainerResourceMetric = "FailedGetContainerResourceMetric"
 	// ReasonInvalidMetricSourceType means a metric has an unknown kind, or there are no metrics.
 	ReasonInvalidMetricSourceType = "InvalidMetricSourceType"
 )
@@ -58,6 +62,11 @@ const (
 	PodsMetric MetricKind = "Pods"
 	// ExternalMetric is a metric not tied to the pods, from external.metrics.k8s.io.
 	ExternalMetric MetricKind = "External"
+	// ObjectMetric is a metric of one object, from custom.metrics.k8s.io.
+	ObjectMetric MetricKind = "Object"
+	// ContainerResourceMetric is a resource (cpu, memory) of one container of the pods, from
+	// metrics.k8s.io.
+	ContainerResourceMetric MetricKind = "ContainerResource"
 )
 
 // Metric is one metric spec of the autoscaler with the data fetched for it this round.
@@ -66,12 +75,18 @@ type Metric struct {
 	Kind MetricKind
 	// Name is the metric name; for a resource metric, the resource name.
 	Name string
-	// Target is the metric's target; for a resource metric Target.Resource must be set.
+	// Target is the metric's target; for a resource metric Target.Resource must be set, and for a
+	// ContainerResource metric Target.Container too.
 	Target replicas.Target
-	// Samples are the per-pod samples of Resource and Pods metrics, keyed by pod name.
+	// Samples are the per-pod samples of Resource, Pods and ContainerResource metrics, keyed by pod name.
 	Samples map[string]replicas.Sample
-	// Values are the series values of an External metric, in milli-units.
+	// NoContainer names the pods whose metrics lack Target.Container (ContainerResource metrics).
+	NoContainer map[string]bool
+	// Values are the series values of an External metric, or the one value of an Object metric,
+	// in milli-units.
 	Values []int64
+	// DescribedKind and DescribedName name the object an Object metric describes, e.g. Service web.
+	DescribedKind, DescribedName string
 	// FetchErr is the error of fetching the metric, if any; Samples and Values are then unused.
 	FetchErr error
 }
@@ -95,7 +110,7 @@ func DefaultConfig() Config {
 type Input struct {
 	// SpecReplicas is the scale target's spec.replicas, the current replica count.
 	SpecReplicas int32
-	// StatusReplicas is the scale target's status.replicas (used by external AverageValue targets).
+	// StatusReplicas is the scale target's status.replicas (used by Object and External AverageValue targets).
 	StatusReplicas int32
 	// MinReplicas and MaxReplicas bound the replicas (MinReplicas already defaulted).
 	MinReplicas, MaxReplicas int32
@@ -121,6 +136,8 @@ type MetricStatus struct {
 	Name string
 	// Description names the metric in reasons and messages, as upstream (e.g. "pods metric qps").
 	Description string
+	// DescribedObject is "Kind/name" of the object an Object metric describes, e.g. Service/web.
+	DescribedObject string
 	// Target is the metric's target; its Type tells which Result fields are meaningful.
 	Target replicas.Target
 	// Result is the proposal with the current average value, utilization or total.

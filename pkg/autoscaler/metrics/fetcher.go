@@ -36,6 +36,8 @@ type FetcherConfig struct {
 	Custom CustomSource
 	// Resource serves cpu and memory; nil makes every resource metric fail with ErrNoSource.
 	Resource ResourceSource
+	// External serves external metrics; nil makes every external metric fail with ErrNoSource.
+	External ExternalSource
 	// Clock times the freshness of results; nil means the real clock.
 	Clock clock.PassiveClock
 	// Freshness is how long a result, success or error, is reused; 0 means DefaultFreshness.
@@ -56,6 +58,10 @@ const (
 	SourceCustom = "custom"
 	// SourceResource is the resource (cpu, memory) metrics source.
 	SourceResource = "resource"
+	// SourceExternal is the external metrics source.
+	SourceExternal = "external"
+	// SourceObject is the custom metrics source asked for the objects of one kind (Object metrics).
+	SourceObject = "object"
 )
 
 // Counter counts the Fetcher's work, so that the calls saved by batching can be seen: the
@@ -82,11 +88,15 @@ type customKey struct {
 // metric within the freshness period however many autoscalers ask, and sharing a call in
 // progress among concurrent callers. It is safe for concurrent use.
 type Fetcher struct {
-	custom   CustomSource
-	resource ResourceSource
-	counter  Counter
-	customs  *cache[customKey, map[string]replicas.Sample]
-	usages   *cache[string, podUsage]
+	custom     CustomSource
+	resource   ResourceSource
+	external   ExternalSource
+	counter    Counter
+	customs    *cache[customKey, map[string]replicas.Sample]
+	usages     *cache[string, podUsage]
+	externals  *cache[customKey, []int64]
+	objects    *cache[objectKey, map[string]int64]
+	containers *cache[containerKey, containerUsage]
 }
 
 // NewFetcher returns a Fetcher over the sources of cfg.
@@ -110,11 +120,15 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 		cfg.Counter = noCounter{}
 	}
 	return &Fetcher{
-		custom:   cfg.Custom,
-		resource: cfg.Resource,
-		counter:  cfg.Counter,
-		customs:  newCache[customKey, map[string]replicas.Sample](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
-		usages:   newCache[string, podUsage](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
+		custom:     cfg.Custom,
+		resource:   cfg.Resource,
+		counter:    cfg.Counter,
+		external:   cfg.External,
+		customs:    newCache[customKey, map[string]replicas.Sample](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
+		usages:     newCache[string, podUsage](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
+		externals:  newCache[customKey, []int64](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
+		objects:    newCache[objectKey, map[string]int64](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
+		containers: newCache[containerKey, containerUsage](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
 	}, nil
 }
 
@@ -155,5 +169,5 @@ func (f *Fetcher) ResourceMetric(ctx context.Context, namespace string, resource
 	if err != nil {
 		return nil, fmt.Errorf("get resource metric %s in namespace %s: %w", resource, namespace, err)
 	}
-	return usage[resource], nil
+	return usage.pods[resource], nil
 }

@@ -9,22 +9,29 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 )
 
-// podUsage is the per-pod samples of each resource of one namespace.
-type podUsage map[corev1.ResourceName]map[string]replicas.Sample
+// podUsage is the pod metrics of one namespace: each resource's per-pod samples, summed over the
+// containers, and the list they came from, for the per-container views.
+type podUsage struct {
+	pods  map[corev1.ResourceName]map[string]replicas.Sample
+	items []metricsv1beta1.PodMetrics
+}
+
+// usageResources are the resources podUsage holds.
+var usageResources = [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}
 
 // fetchUsage lists the pod metrics of namespace once for every resource.
 func fetchUsage(ctx context.Context, src ResourceSource, namespace string) (podUsage, error) {
 	list, err := src.ListPodMetrics(ctx, namespace)
 	if err != nil {
-		return nil, err
+		return podUsage{}, err
 	}
 	var items []metricsv1beta1.PodMetrics
 	if list != nil {
 		items = list.Items
 	}
-	out := make(podUsage, 2)
-	for _, r := range [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-		out[r] = resourceSamples(items, r)
+	out := podUsage{pods: make(map[corev1.ResourceName]map[string]replicas.Sample, len(usageResources)), items: items}
+	for _, r := range usageResources {
+		out.pods[r] = resourceSamples(items, r)
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
+	"k8s.io/metrics/pkg/apis/external_metrics"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
@@ -19,6 +20,15 @@ type CustomSource interface {
 	// GetMetricBySelector returns metric info.Metric of the objects of info.GroupResource in
 	// namespace matching selector, narrowed by metricSelector.
 	GetMetricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSelector labels.Selector) (*custom_metrics.MetricValueList, error)
+}
+
+// ExternalSource serves external metrics. Its method has the signature of
+// provider.ExternalMetricsProvider.GetExternalMetric, so podpilot's Prometheus provider satisfies it
+// in-process, as does any other custom-metrics-apiserver provider.
+type ExternalSource interface {
+	// GetExternalMetric returns the series of external metric info.Metric for namespace, narrowed by
+	// metricSelector.
+	GetExternalMetric(ctx context.Context, namespace string, metricSelector labels.Selector, info provider.ExternalMetricInfo) (*external_metrics.ExternalMetricValueList, error)
 }
 
 // ResourceSource serves the cpu and memory usage of pods, as metrics.k8s.io does.

@@ -16,6 +16,9 @@ type Input struct {
 	Pods []Pod
 	// Samples are the metric's per-pod samples, keyed by pod name. Samples of unknown pods are unused.
 	Samples map[string]Sample
+	// NoContainer names the pods whose metrics were listed without Target.Container (for a
+	// ContainerResource target); any of Pods among them fails the metric.
+	NoContainer map[string]bool
 	// Config holds tolerances and the cpu readiness settings.
 	Config Config
 	// Now is the time of this computation.
@@ -41,6 +44,9 @@ func Calculate(in Input) (Result, error) {
 	}
 	if len(in.Pods) == 0 {
 		return Result{}, ErrNoPods
+	}
+	if err := containerPresent(in); err != nil {
+		return Result{}, err
 	}
 	g := groupPods(in.Pods, in.Samples, in.Target.Resource, in.Config, in.Now)
 	if len(g.ready) == 0 {
@@ -146,21 +152,52 @@ func (t Target) usageOf(values map[string]int64, requests map[string]int64) (usa
 	}, nil
 }
 
+// containerPresent fails a ContainerResource target when the metrics of one of the pods were
+// listed without its container, as upstream's getContainerMetrics.
+func containerPresent(in Input) error {
+	if in.Target.Container == "" || len(in.NoContainer) == 0 {
+		return nil
+	}
+	for _, pod := range in.Pods {
+		if in.NoContainer[pod.Name] {
+			return fmt.Errorf("container %s, pod %s: %w", in.Target.Container, pod.Name, ErrContainerNotPresent)
+		}
+	}
+	return nil
+}
+
 // requestsOf returns every live pod's request for a Utilization target's resource; a live pod
-// without that request is an error, as upstream's calculateRequests.
+// without that request is an error, as upstream's calculateRequests. For a ContainerResource
+// target only that container's request counts, and a pod without the container requests 0.
 func requestsOf(live []Pod, t Target) (map[string]int64, error) {
 	if t.Type != Utilization {
 		return nil, nil
 	}
 	requests := make(map[string]int64, len(live))
 	for _, pod := range live {
-		r, ok := pod.Requests[t.Resource]
+		have := pod.Requests
+		if t.Container != "" {
+			var ok bool
+			if have, ok = pod.ContainerRequests[t.Container]; !ok {
+				requests[pod.Name] = 0
+				continue
+			}
+		}
+		r, ok := have[t.Resource]
 		if !ok {
-			return nil, fmt.Errorf("pod %s has no %s request: %w", pod.Name, t.Resource, ErrMissingRequest)
+			return nil, fmt.Errorf("pod %s has no %s request%s: %w", pod.Name, t.Resource, inContainer(t.Container), ErrMissingRequest)
 		}
 		requests[pod.Name] = r
 	}
 	return requests, nil
+}
+
+// inContainer names a container in a message, or nothing.
+func inContainer(container string) string {
+	if container == "" {
+		return ""
+	}
+	return " in container " + container
 }
 
 // ceilReplicas rounds a replica count up, saturating at the largest int32.

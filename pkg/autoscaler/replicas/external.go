@@ -24,8 +24,8 @@ type ExternalInput struct {
 }
 
 // CalculateExternal proposes a replica count for an external metric, as upstream's
-// GetExternalMetricReplicas (Value) and GetExternalPerPodMetricReplicas (AverageValue) do.
-// Scaling from zero replicas is not supported: a Value target with SpecReplicas 0 proposes 0.
+// GetExternalMetricReplicas (Value) and GetExternalPerPodMetricReplicas (AverageValue) do: the
+// series values are summed and the sum is the metric's value.
 func CalculateExternal(in ExternalInput) (Result, error) {
 	if err := in.Target.validate(); err != nil {
 		return Result{}, err
@@ -33,14 +33,27 @@ func CalculateExternal(in ExternalInput) (Result, error) {
 	if len(in.Values) == 0 {
 		return Result{}, ErrNoMetrics
 	}
-	total := sumSaturating(in.Values)
-	if in.Target.Type == Value {
-		return externalValue(in, total)
+	return calculateTotal(in, sumSaturating(in.Values))
+}
+
+// calculateTotal proposes replicas for one value that describes the whole target (an external
+// metric's sum, an object's value): a Value target scales the ready pods by value over target; an
+// AverageValue target divides the value by the status replicas.
+func calculateTotal(in ExternalInput, total int64) (Result, error) {
+	switch in.Target.Type {
+	case Value:
+		return totalValue(in, total)
+	case AverageValue:
+		return totalAverage(in, total), nil
 	}
-	if in.Target.Type != AverageValue {
-		return Result{}, fmt.Errorf("%s target for an external metric: %w", in.Target.Type, ErrInvalidTarget)
-	}
-	res := Result{Replicas: in.StatusReplicas, Value: total, AverageValue: total}
+	return Result{}, fmt.Errorf("%s target for a metric of the whole target: %w", in.Target.Type, ErrInvalidTarget)
+}
+
+// totalAverage proposes ceil(total / target) unless total / (target × status replicas) is within
+// tolerance. The average reported is total / status replicas, rounded up, and 0 at 0 replicas
+// (upstream would divide by zero).
+func totalAverage(in ExternalInput, total int64) Result {
+	res := Result{Replicas: in.StatusReplicas, Value: total}
 	target := float64(in.Target.AverageValue)
 	if in.StatusReplicas > 0 {
 		res.UsageRatio = float64(total) / (target * float64(in.StatusReplicas))
@@ -49,14 +62,20 @@ func CalculateExternal(in ExternalInput) (Result, error) {
 	if in.StatusReplicas == 0 || !in.Tolerances.Within(res.UsageRatio) {
 		res.Replicas = ceilReplicas(float64(total) / target)
 	}
-	return res, nil
+	return res
 }
 
-// externalValue proposes replicas for a total Value target: the usage ratio times the ready pods.
-func externalValue(in ExternalInput, total int64) (Result, error) {
+// totalValue proposes replicas for a Value target, as upstream's getUsageRatioReplicaCount: at 0
+// spec replicas ceil(ratio); otherwise the current replicas within tolerance, else ratio times the
+// running and ready pods.
+func totalValue(in ExternalInput, total int64) (Result, error) {
 	ratio := float64(total) / float64(in.Target.Value)
 	res := Result{Replicas: in.SpecReplicas, UsageRatio: ratio, Value: total}
-	if in.SpecReplicas == 0 || in.Tolerances.Within(ratio) {
+	if in.SpecReplicas == 0 {
+		res.Replicas = ceilReplicas(ratio)
+		return res, nil
+	}
+	if in.Tolerances.Within(ratio) {
 		return res, nil
 	}
 	if len(in.Pods) == 0 {
@@ -71,10 +90,10 @@ func externalValue(in ExternalInput, total int64) (Result, error) {
 	return res, nil
 }
 
-// ceilDiv divides a non-negative total by a positive count, rounding up without overflow.
+// ceilDiv divides total by a positive count, rounding up without overflow.
 func ceilDiv(total, count int64) int64 {
 	q := total / count
-	if total%count != 0 {
+	if total%count > 0 {
 		q++
 	}
 	return q

@@ -32,6 +32,22 @@ func TestCalculateExternal(t *testing.T) {
 		in:   ExternalInput{SpecReplicas: 4, StatusReplicas: 4, Target: Target{Type: AverageValue, AverageValue: 2_000}, Values: []int64{8_100}},
 		want: Result{Replicas: 4, UsageRatio: 8_100.0 / 8_000.0, Value: 8_100, AverageValue: 2_025},
 	}, {
+		name: "External without selector: every series of the metric is summed",
+		in:   ExternalInput{SpecReplicas: 2, StatusReplicas: 2, Target: Target{Type: AverageValue, AverageValue: 1_000}, Values: []int64{1_000, 2_000, 3_000}},
+		want: Result{Replicas: 6, UsageRatio: 3, Value: 6_000, AverageValue: 3_000},
+	}, {
+		name: "External with a selector: only the selected series arrive and are summed",
+		in:   ExternalInput{SpecReplicas: 2, StatusReplicas: 2, Target: Target{Type: AverageValue, AverageValue: 1_000}, Values: []int64{3_000}},
+		want: Result{Replicas: 3, UsageRatio: 1.5, Value: 3_000, AverageValue: 1_500},
+	}, {
+		name: "average value target at 0 status replicas reports an average of 0, not the total, and proposes ceil(total / target)",
+		in:   ExternalInput{Target: Target{Type: AverageValue, AverageValue: 2_000}, Values: []int64{5_000}},
+		want: Result{Replicas: 3, Value: 5_000},
+	}, {
+		name: "value target at 0 spec replicas proposes ceil(total / target) without pods (upstream getUsageRatioReplicaCount)",
+		in:   ExternalInput{Target: Target{Type: Value, Value: 2_000}, Values: []int64{5_000}},
+		want: Result{Replicas: 3, UsageRatio: 2.5, Value: 5_000},
+	}, {
 		name: "an overflowing sum saturates and the proposal saturates at max int32",
 		in:   ExternalInput{SpecReplicas: 1, StatusReplicas: 1, Target: Target{Type: AverageValue, AverageValue: 1}, Values: []int64{math.MaxInt64, 5}},
 		want: Result{Replicas: math.MaxInt32, UsageRatio: float64(math.MaxInt64), Value: math.MaxInt64, AverageValue: math.MaxInt64},

@@ -28,6 +28,9 @@ var (
 	ErrMissingRequest = errors.New("missing resource request")
 	// ErrInvalidTarget means the target is of an unknown type or its value is not positive.
 	ErrInvalidTarget = errors.New("invalid metric target")
+	// ErrContainerNotPresent means a pod's metrics lack the container a ContainerResource target
+	// names, which fails the metric as upstream's getContainerMetrics does.
+	ErrContainerNotPresent = errors.New("container not present in metrics for pod")
 )
 
 // Pod is what the calculator needs to know about one pod selected by the scale target.
@@ -48,6 +51,10 @@ type Pod struct {
 	// Requests holds resource requests in milli-units summed over containers; a key is absent when any
 	// container lacks that request.
 	Requests map[corev1.ResourceName]int64
+	// ContainerRequests holds each container's own cpu and memory requests in milli-units, by
+	// container name (regular and restartable init containers); a resource is absent when that
+	// container lacks the request. Only ContainerResource targets read it.
+	ContainerRequests map[string]map[corev1.ResourceName]int64
 }
 
 // Sample is one pod's metric value.
@@ -78,6 +85,9 @@ type Target struct {
 	Type TargetType
 	// Resource is cpu or memory for resource metrics and empty for custom and external metrics.
 	Resource corev1.ResourceName
+	// Container narrows a resource target to one container of each pod (a ContainerResource
+	// metric): its usage and its request alone count.
+	Container string
 	// AverageValue is the per-pod target in milli-units, for AverageValue targets.
 	AverageValue int64
 	// Value is the total target in milli-units, for Value targets.

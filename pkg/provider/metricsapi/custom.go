@@ -134,8 +134,8 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 }
 
 // FreshReads is the Provider for an in-process reader that times its own reads (the
-// autoscaler): its GetMetricBySelector shares a query in flight but never reuses a finished
-// answer, and its answer serves later API requests.
+// autoscaler): its GetMetricBySelector and GetExternalMetric share a query in flight but never
+// reuse a finished answer, and their answers serve later API requests.
 type FreshReads struct{ p *Provider }
 
 // FreshReads returns p's FreshReads view.

@@ -26,6 +26,16 @@ func externalResource() schema.GroupResource {
 // is returned per result sample; an unknown metric or a query without data (or only NaN/±Inf
 // samples) is a 404, like a custom metric without data.
 func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metricSel labels.Selector, info provider.ExternalMetricInfo) (*external_metrics.ExternalMetricValueList, error) {
+	return p.externalMetric(ctx, namespace, metricSel, info, true)
+}
+
+// GetExternalMetric is Provider.GetExternalMetric without reuse of finished answers.
+func (f FreshReads) GetExternalMetric(ctx context.Context, namespace string, metricSel labels.Selector, info provider.ExternalMetricInfo) (*external_metrics.ExternalMetricValueList, error) {
+	return f.p.externalMetric(ctx, namespace, metricSel, info, false)
+}
+
+// externalMetric serves GetExternalMetric, reusing fresh shared answers if reuse is set.
+func (p *Provider) externalMetric(ctx context.Context, namespace string, metricSel labels.Selector, info provider.ExternalMetricInfo, reuse bool) (*external_metrics.ExternalMetricValueList, error) {
 	what := fmt.Sprintf("external metric %s in namespace %q", info.Metric, namespace)
 	entry, ok := p.snap.Load().external[info.Metric]
 	if !ok {
@@ -35,7 +45,7 @@ func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metr
 	if err != nil {
 		return nil, statusError(what, err)
 	}
-	vec, err := p.externalQueries.get(ctx, q, true, func(ctx context.Context) (model.Vector, error) {
+	vec, err := p.externalQueries.get(ctx, q, reuse, func(ctx context.Context) (model.Vector, error) {
 		return p.prom.Query(ctx, q, time.Time{}) // zero: Prometheus's now
 	})
 	if err != nil {

@@ -210,3 +210,41 @@ func TestQueryErrors(t *testing.T) {
 		}
 	})
 }
+
+func TestLastSampleQueryMatchesTheRulesSeriesAndLabels(t *testing.T) {
+	def := mustCompile(t, Default())
+	tests := []struct {
+		name string
+		rule *Rule
+		req  ObjectRequest
+		want string
+	}{
+		{
+			name: "a rated counter asks for its raw series' newest timestamp, not the rate's",
+			rule: def.Custom[0],
+			req:  ObjectRequest{Series: "zdns_vanguard_queries_total", Resource: podsGR, Namespace: "dns", AllObjects: true},
+			want: `max(timestamp(zdns_vanguard_queries_total{namespace="dns",pod!=""}))`,
+		},
+		{
+			name: "the metric selector narrows the series as the value query does",
+			rule: def.Custom[2],
+			req: ObjectRequest{Series: "zdns_vanguard_qps", Resource: podsGR, Namespace: "dns", AllObjects: true,
+				Selector: mustSelector(t, "zone=eu")},
+			want: `max(timestamp(zdns_vanguard_qps{zone="eu",namespace="dns",pod!=""}))`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.rule.LastSampleQuery(tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("LastSampleQuery = %s, want %s", got, tt.want)
+			}
+		})
+	}
+	if _, err := def.Custom[0].LastSampleQuery(ObjectRequest{Series: "bad name{", Resource: podsGR, AllObjects: true}); err == nil {
+		t.Error("an invalid series name was accepted")
+	}
+}

@@ -164,6 +164,7 @@ func mutate(pa *PodAutoscaler) {
 			m.Selector.MatchLabels["view"] = "changed"
 		}
 	}
+	mutateKinds(pa)
 	if b := pa.Spec.Behavior; b != nil {
 		*b.ScaleUp.StabilizationWindowSeconds = 7
 		b.ScaleUp.Policies[0].Value = 7

@@ -56,9 +56,12 @@ type PodAutoscalerStatus struct {
 	// LastScaleTime is when the autoscaler last changed the replica count.
 	// +optional
 	LastScaleTime *metav1.Time `json:"lastScaleTime,omitempty"`
-	// CurrentMetrics is the last read value of each metric in the spec.
+	// CurrentMetrics is the last read value of each metric in the spec, in
+	// the order customMetrics, resourceMetrics, objectMetrics,
+	// externalMetrics, containerResourceMetrics. Its bound is the sum of
+	// the bounds of those lists.
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=12
+	// +kubebuilder:validation:MaxItems=42
 	// +optional
 	CurrentMetrics []MetricStatus `json:"currentMetrics,omitempty"`
 	// Conditions are AbleToScale, ScalingActive and ScalingLimited.
@@ -83,7 +86,7 @@ type PodAutoscalerStatus struct {
 }
 
 // MetricSourceType says where a metric comes from.
-// +kubebuilder:validation:Enum=Resource;Custom
+// +kubebuilder:validation:Enum=Resource;Custom;Object;External;ContainerResource
 type MetricSourceType string
 
 const (
@@ -91,21 +94,44 @@ const (
 	ResourceMetricSourceType MetricSourceType = "Resource"
 	// CustomMetricSourceType is a per-pod metric from custom.metrics.k8s.io.
 	CustomMetricSourceType MetricSourceType = "Custom"
+	// ObjectMetricSourceType is a metric of one object from custom.metrics.k8s.io.
+	ObjectMetricSourceType MetricSourceType = "Object"
+	// ExternalMetricSourceType is a metric from external.metrics.k8s.io.
+	ExternalMetricSourceType MetricSourceType = "External"
+	// ContainerResourceMetricSourceType is a cpu or memory metric of one
+	// container of the pods from metrics.k8s.io.
+	ContainerResourceMetricSourceType MetricSourceType = "ContainerResource"
 )
 
 // MetricStatus is the last read value of one metric, a flat form of
 // autoscaling/v2 MetricStatus.
 type MetricStatus struct {
-	// Type is Resource or Custom.
+	// Type is Resource, Custom, Object, External or ContainerResource.
 	Type MetricSourceType `json:"type"`
-	// Name is the resource name (cpu, memory) or the custom metric name.
+	// Name is the resource name (cpu, memory) for Resource and
+	// ContainerResource metrics, the metric name otherwise.
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
-	// AverageValue is the current average value per pod.
+	// DescribedObject is the object an Object metric describes, as
+	// Kind/name, e.g. Service/web.
+	// +kubebuilder:validation:MaxLength=320
+	// +optional
+	DescribedObject string `json:"describedObject,omitempty"`
+	// Container is the container a ContainerResource metric reads.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Container string `json:"container,omitempty"`
+	// Value is the current value of an Object or External metric (for an
+	// External metric, the sum of its series).
+	// +optional
+	Value *resource.Quantity `json:"value,omitempty"`
+	// AverageValue is the current average value per pod; for Object and
+	// External metrics, the value divided by the current pods (0 at 0 pods),
+	// set for AverageValue targets only.
 	// +optional
 	AverageValue *resource.Quantity `json:"averageValue,omitempty"`
 	// AverageUtilization is the current average usage in percent of the
-	// pods' requests; set for Utilization resource targets only.
+	// pods' (or the container's) requests; set for Utilization targets only.
 	// +optional
 	AverageUtilization *int32 `json:"averageUtilization,omitempty"`
 }

@@ -45,7 +45,7 @@ type PodAutoscalerList struct {
 // metrics to follow and, optionally, how fast to scale.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="maxReplicas must be >= minReplicas",fieldPath=".maxReplicas"
-// +kubebuilder:validation:XValidation:rule="(has(self.resourceMetrics) && size(self.resourceMetrics) > 0) || (has(self.customMetrics) && size(self.customMetrics) > 0)",message="at least one metric must be set in resourceMetrics or customMetrics"
+// +kubebuilder:validation:XValidation:rule="(has(self.resourceMetrics) && size(self.resourceMetrics) > 0) || (has(self.customMetrics) && size(self.customMetrics) > 0) || (has(self.objectMetrics) && size(self.objectMetrics) > 0) || (has(self.externalMetrics) && size(self.externalMetrics) > 0) || (has(self.containerResourceMetrics) && size(self.containerResourceMetrics) > 0)",message="at least one metric must be set in resourceMetrics, customMetrics, objectMetrics, externalMetrics or containerResourceMetrics"
 type PodAutoscalerSpec struct {
 	// ScaleTargetKind is the kind of the workload to scale: deployment or
 	// statefulset, matched case-insensitively (Deployment works too).
@@ -80,6 +80,32 @@ type PodAutoscalerSpec struct {
 	// +kubebuilder:validation:MaxItems=10
 	// +optional
 	CustomMetrics []CustomMetricSpec `json:"customMetrics,omitempty"`
+
+	// The autoscaling/v2 metric kinds beyond the seed's (see kinds_types.go).
+
+	// ObjectMetrics are targets on a metric describing one object in the
+	// PodAutoscaler's namespace (e.g. a Service's request rate), read from
+	// custom.metrics.k8s.io, as autoscaling/v2 Object metrics.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	ObjectMetrics []ObjectMetricSpec `json:"objectMetrics,omitempty"`
+	// ExternalMetrics are targets on a metric not tied to any object of the
+	// cluster (e.g. a queue length), read from external.metrics.k8s.io, as
+	// autoscaling/v2 External metrics.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	ExternalMetrics []ExternalMetricSpec `json:"externalMetrics,omitempty"`
+	// ContainerResourceMetrics are targets on a resource (cpu or memory) of
+	// one container of each pod, read from metrics.k8s.io, as autoscaling/v2
+	// ContainerResource metrics. Each container and resource appears at most once.
+	// +listType=map
+	// +listMapKey=container
+	// +listMapKey=resourceName
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	ContainerResourceMetrics []ContainerResourceMetricSpec `json:"containerResourceMetrics,omitempty"`
 	// Behavior configures scaling up and down separately, as in
 	// autoscaling/v2; fields left unset take the autoscaling/v2 defaults.
 	// When behavior is unset, the HPA's classic normalization applies: the

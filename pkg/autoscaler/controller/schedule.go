@@ -1,0 +1,61 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
+)
+
+// minRoundGap is the shortest time between two rounds of one PodAutoscaler that an aligned
+// schedule may choose.
+const minRoundGap = time.Second
+
+// newScrapeTracker returns the tracker of the metrics' landing times, or nil when rounds keep a
+// fixed period.
+func newScrapeTracker(cfg Config) (*metrics.ScrapeTracker, error) {
+	if !cfg.Options.AlignToScrapes || cfg.SampleTimes == nil {
+		return nil, nil
+	}
+	tr, err := metrics.NewScrapeTracker(metrics.ScrapeTrackerConfig{
+		Source: cfg.SampleTimes, Clock: cfg.Clock, Freshness: cfg.Options.SyncPeriod / 2, Timeout: cfg.Options.SyncPeriod,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("build scrape tracker: %w", err)
+	}
+	return tr, nil
+}
+
+// nextRound returns how long until pa's next round. With a known landing cadence of its first
+// pods metric, the round runs ScrapeMargin after the landing nearest one sync period from now
+// (metrics.Cadence.Next): the stock HPA decides on a fixed phase and waits 7.5 s on average
+// after the data is in Prometheus; this decides right after it lands. Rounds stay one sync
+// period apart on average; the first aligned round comes at most half a scrape interval early
+// or late. The history's runs are dated assuming the regular period (decision.Config's
+// RoundInterval), an error below half a scrape interval on the one round that moves.
+// Without a cadence (none learnt yet, resource metrics only, alignment off) it is the period.
+func (c *Controller) nextRound(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler) time.Duration {
+	period := c.opts.SyncPeriod
+	if c.scrapes == nil || pa == nil || len(pa.Spec.CustomMetrics) == 0 {
+		return period
+	}
+	m := pa.Spec.CustomMetrics[0]
+	sel, err := metricSelector(m.Selector)
+	if err != nil {
+		return period
+	}
+	cadence, err := c.scrapes.Cadence(ctx, pa.Namespace, m.MetricName, sel)
+	if err != nil {
+		klog.FromContext(ctx).V(4).Info("No landing time for the metric, keeping the regular period",
+			"podAutoscaler", klog.KObj(pa), "metric", m.MetricName, "err", err)
+	}
+	now := c.clock.Now()
+	next, aligned := cadence.Next(now, period, c.opts.ScrapeMargin, minRoundGap, c.scrapes.Refresh())
+	klog.FromContext(ctx).V(5).Info("Next round", "podAutoscaler", klog.KObj(pa), "in", next.Sub(now), "aligned", aligned,
+		"lastLanding", cadence.Last, "scrapeInterval", cadence.Interval)
+	return next.Sub(now)
+}

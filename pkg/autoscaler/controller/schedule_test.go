@@ -1,0 +1,66 @@
+package controller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
+)
+
+// scrapeEvery is a SampleTimeSource whose data lands every interval at phase after now.
+type scrapeEvery struct {
+	clock           *clocktesting.FakeClock
+	interval, phase time.Duration
+}
+
+func (s scrapeEvery) LastSample(context.Context, string, provider.CustomMetricInfo, labels.Selector) (time.Time, error) {
+	since := s.clock.Now().Sub(now.Add(s.phase))
+	return s.clock.Now().Add(-((since%s.interval + s.interval) % s.interval)), nil
+}
+
+func TestNextRoundFollowsTheLandingsOfTheFirstPodsMetric(t *testing.T) {
+	tests := []struct {
+		name   string
+		align  bool
+		pa     *podpilotv1alpha1.PodAutoscaler
+		rounds []time.Duration // delays returned at rounds 15 s apart
+	}{
+		// Landings at 4 s, 19 s, 34 s...: learnt at the second round (15 s), which moves the third
+		// to 34.5 s, the landing plus margin nearest 30 s; every round after is 15 s apart.
+		{name: "aligned: learnt at the second round, then margin after each landing",
+			align: true, pa: seedAutoscaler(),
+			rounds: []time.Duration{15 * time.Second, 19500 * time.Millisecond, 15 * time.Second, 15 * time.Second}},
+		{name: "alignment off: the sync period", pa: seedAutoscaler(),
+			rounds: []time.Duration{15 * time.Second, 15 * time.Second, 15 * time.Second}},
+		{name: "resource metrics only: the sync period", align: true,
+			pa:     seedAutoscaler(func(pa *podpilotv1alpha1.PodAutoscaler) { pa.Spec.CustomMetrics = nil }),
+			rounds: []time.Duration{15 * time.Second, 15 * time.Second, 15 * time.Second}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(now)
+			opts := *NewOptions()
+			opts.AlignToScrapes = tt.align
+			tr, err := newScrapeTracker(Config{Options: opts, Clock: clk, SampleTimes: scrapeEvery{clock: clk, interval: 15 * time.Second, phase: 4 * time.Second}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &Controller{opts: opts, clock: clk, scrapes: tr}
+			for i, want := range tt.rounds {
+				got := c.nextRound(t.Context(), tt.pa)
+				if got != want {
+					t.Errorf("round %d: next in %s, want %s", i, got, want)
+				}
+				clk.Step(got)
+			}
+		})
+	}
+}
+
+var _ metrics.SampleTimeSource = scrapeEvery{}

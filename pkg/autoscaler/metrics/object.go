@@ -1,0 +1,82 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/metrics/pkg/apis/custom_metrics"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+)
+
+// ErrNoObjectValue means the custom metrics source had no value of the metric for the described object.
+var ErrNoObjectValue = errors.New("no value of the metric for the object")
+
+// objectKey identifies one batched call for a custom metric of the objects of one kind.
+type objectKey struct {
+	namespace, group, kind, metric, selector string
+}
+
+// ObjectMetric returns the value, in milli-units, of custom metric for the object of kind
+// (group and kind, as in an autoscaling/v2 describedObject) named name in namespace, narrowed by
+// metricSelector (nil means every series). It asks the custom source once for the metric of every
+// object of that kind in the namespace (as GetMetricBySelector with an empty selector; the
+// resource is given as the lower-case kind, its singular name, which the provider's REST mapper
+// resolves), so the calls grow with the distinct namespaces, kinds and metrics, not with the
+// objects or autoscalers. A Namespace is read as the root-scoped object named namespace, as
+// upstream's metrics client does.
+func (f *Fetcher) ObjectMetric(ctx context.Context, namespace string, kind schema.GroupKind, name, metric string, metricSelector labels.Selector) (int64, error) {
+	if metricSelector == nil {
+		metricSelector = labels.Everything()
+	}
+	what := fmt.Sprintf("custom metric %s (metric selector %q) for %s %s in namespace %s", metric, metricSelector.String(), kind.String(), name, namespace)
+	if f.custom == nil {
+		return 0, fmt.Errorf("get %s: %w", what, ErrNoSource)
+	}
+	info := provider.CustomMetricInfo{
+		GroupResource: schema.GroupResource{Group: kind.Group, Resource: strings.ToLower(kind.Kind)},
+		Namespaced:    true,
+		Metric:        metric,
+	}
+	key := objectKey{namespace: namespace, group: kind.Group, kind: kind.Kind, metric: metric, selector: metricSelector.String()}
+	if kind.Group == "" && kind.Kind == "Namespace" {
+		info.Namespaced, key.namespace, name = false, "", namespace
+	}
+	f.counter.Requested(SourceObject)
+	values, err := f.objects.get(ctx, key, func(ctx context.Context) (map[string]int64, error) {
+		f.counter.Called(SourceObject)
+		list, err := f.custom.GetMetricBySelector(ctx, key.namespace, labels.Everything(), info, metricSelector)
+		if err != nil {
+			return nil, err
+		}
+		return objectValues(list), nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("get %s: %w", what, err)
+	}
+	v, ok := values[name]
+	if !ok {
+		return 0, fmt.Errorf("get %s: %w", what, ErrNoObjectValue)
+	}
+	return v, nil
+}
+
+// objectValues maps each object's name to its value in milli-units; an object listed twice keeps
+// its first value.
+func objectValues(list *custom_metrics.MetricValueList) map[string]int64 {
+	if list == nil {
+		return map[string]int64{}
+	}
+	out := make(map[string]int64, len(list.Items))
+	for _, v := range list.Items {
+		name := v.DescribedObject.Name
+		if _, dup := out[name]; dup || name == "" {
+			continue
+		}
+		out[name] = v.Value.MilliValue()
+	}
+	return out
+}

@@ -1,0 +1,196 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+)
+
+// Defaults of ScrapeTrackerConfig.
+const (
+	// DefaultScrapeRefresh is how often a learnt cadence is checked against Prometheus again.
+	DefaultScrapeRefresh = 2 * time.Minute
+	// MinScrapeInterval is the smallest gap between two landings taken as a scrape interval;
+	// smaller gaps (series of several targets) are not a cadence.
+	MinScrapeInterval = time.Second
+	// scrapePhaseTolerance is how far a landing may stray from the learnt grid before the
+	// cadence is learnt anew (a restarted Prometheus picks new scrape offsets).
+	scrapePhaseTolerance = 250 * time.Millisecond
+)
+
+// SampleTimeSource tells when the newest raw sample behind a custom metric landed in its store.
+// podpilot's Prometheus provider satisfies it in-process.
+type SampleTimeSource interface {
+	// LastSample returns the time of the newest raw sample behind metric info for the objects of
+	// namespace matching metricSelector; the zero time means there is none.
+	LastSample(ctx context.Context, namespace string, info provider.CustomMetricInfo, metricSelector labels.Selector) (time.Time, error)
+}
+
+// Cadence is when the data behind a metric lands: Last is the newest landing seen and Interval
+// the scrape interval (or a multiple of it) learnt from successive landings; 0 while unknown.
+type Cadence struct {
+	Last     time.Time
+	Interval time.Duration
+}
+
+// Known reports whether the cadence can place rounds.
+func (c Cadence) Known() bool { return c.Interval >= MinScrapeInterval && !c.Last.IsZero() }
+
+// Next returns the time of the next round of an autoscaler with the given sync period so that it
+// runs margin after a landing: the point of the landing grid nearest to now+period, never
+// earlier than now+minGap. Rounds keep the sync period on average, each within half a grid step
+// of it. A scrape interval longer than the period is divided into the fewest equal steps not
+// longer than the period, so one round in every few still follows each landing. Without a known
+// cadence, or one that stopped (no landing for two refreshes and five intervals), it returns
+// now+period and false.
+func (c Cadence) Next(now time.Time, period, margin, minGap, refresh time.Duration) (time.Time, bool) {
+	regular := now.Add(period)
+	if !c.Known() || period <= 0 || now.Sub(c.Last) > 2*refresh+5*c.Interval {
+		return regular, false
+	}
+	step := c.Interval
+	if step > period {
+		step /= time.Duration(math.Ceil(float64(step) / float64(period)))
+	}
+	base := c.Last.Add(margin)
+	k := math.Round(float64(regular.Sub(base)) / float64(step))
+	next := base.Add(time.Duration(k) * step)
+	for next.Before(now.Add(minGap)) {
+		next = next.Add(step)
+	}
+	return next, true
+}
+
+// observe updates c with a landing seen at t. A later landing on the grid keeps the interval
+// (or refines it to a smaller gap); one off the grid starts learning again.
+func (c Cadence) observe(t time.Time) Cadence {
+	if t.IsZero() || !t.After(c.Last) {
+		return c
+	}
+	if c.Last.IsZero() {
+		return Cadence{Last: t}
+	}
+	gap := t.Sub(c.Last)
+	switch {
+	case c.Interval == 0 && gap >= MinScrapeInterval:
+		return Cadence{Last: t, Interval: gap}
+	case c.Interval == 0:
+		return Cadence{Last: t}
+	}
+	off := gap % c.Interval
+	if off > scrapePhaseTolerance && c.Interval-off > scrapePhaseTolerance {
+		if gap >= MinScrapeInterval && gap < c.Interval && c.Interval%gap <= scrapePhaseTolerance {
+			return Cadence{Last: t, Interval: gap} // a divisor: the interval was a multiple
+		}
+		return Cadence{Last: t} // off the grid: learn again
+	}
+	return Cadence{Last: t, Interval: c.Interval}
+}
+
+// ScrapeTrackerConfig is everything NewScrapeTracker needs.
+type ScrapeTrackerConfig struct {
+	// Source tells when samples landed; required.
+	Source SampleTimeSource
+	// Clock times the refreshes; nil means the real clock.
+	Clock clock.PassiveClock
+	// Refresh is how often a known cadence is checked again; 0 means DefaultScrapeRefresh. While
+	// a cadence is being learnt it is checked at every call, at most once per Freshness.
+	Refresh time.Duration
+	// Freshness is how long one answer of Source is shared; 0 means DefaultFreshness.
+	Freshness time.Duration
+	// MaxEntries bounds the tracked (namespace, metric, selector) keys; 0 means DefaultMaxEntries.
+	MaxEntries int
+	// Timeout bounds one call to Source; 0 means DefaultTimeout.
+	Timeout time.Duration
+}
+
+// ScrapeTracker learns, per namespace, metric and selector, when the data behind a custom metric
+// lands, from a few small queries: one per key per call while the cadence is being learnt, then
+// one per key per refresh. Its cost grows with the distinct keys, never with the autoscalers.
+// It is safe for concurrent use.
+type ScrapeTracker struct {
+	src     SampleTimeSource
+	clock   clock.PassiveClock
+	refresh time.Duration
+	max     int
+	answers *cache[customKey, time.Time]
+
+	mu      sync.Mutex
+	entries map[customKey]trackedCadence
+}
+
+// trackedCadence is a key's cadence and when it was last checked.
+type trackedCadence struct {
+	cadence Cadence
+	checked time.Time
+}
+
+// NewScrapeTracker returns a ScrapeTracker over cfg.Source.
+func NewScrapeTracker(cfg ScrapeTrackerConfig) (*ScrapeTracker, error) {
+	if cfg.Source == nil || cfg.Refresh < 0 || cfg.Freshness < 0 || cfg.MaxEntries < 0 || cfg.Timeout < 0 {
+		return nil, fmt.Errorf("scrape tracker needs a source and non-negative settings: %w", ErrInvalidConfig)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Refresh == 0 {
+		cfg.Refresh = DefaultScrapeRefresh
+	}
+	if cfg.Freshness == 0 {
+		cfg.Freshness = DefaultFreshness
+	}
+	if cfg.MaxEntries == 0 {
+		cfg.MaxEntries = DefaultMaxEntries
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	return &ScrapeTracker{
+		src: cfg.Source, clock: cfg.Clock, refresh: cfg.Refresh, max: cfg.MaxEntries,
+		answers: newCache[customKey, time.Time](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
+		entries: map[customKey]trackedCadence{},
+	}, nil
+}
+
+// Refresh is how often a known cadence is checked again.
+func (s *ScrapeTracker) Refresh() time.Duration { return s.refresh }
+
+// Cadence returns the cadence of the pods metric in namespace narrowed by metricSelector (nil
+// means every series), asking the source only while it is being learnt or due for a refresh. A
+// failed ask keeps what was known: a round is then merely not aligned.
+func (s *ScrapeTracker) Cadence(ctx context.Context, namespace, metric string, metricSelector labels.Selector) (Cadence, error) {
+	if metricSelector == nil {
+		metricSelector = labels.Everything()
+	}
+	key := customKey{namespace: namespace, metric: metric, selector: metricSelector.String()}
+	now := s.clock.Now()
+	s.mu.Lock()
+	e := s.entries[key]
+	s.mu.Unlock()
+	if e.cadence.Known() && now.Sub(e.checked) < s.refresh {
+		return e.cadence, nil
+	}
+	landed, err := s.answers.get(ctx, key, func(ctx context.Context) (time.Time, error) {
+		info := provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "pods"}, Namespaced: true, Metric: metric}
+		return s.src.LastSample(ctx, namespace, info, metricSelector)
+	})
+	if err != nil {
+		return e.cadence, fmt.Errorf("last sample of metric %s in namespace %s: %w", metric, namespace, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e = s.entries[key]
+	e.cadence, e.checked = e.cadence.observe(landed), now
+	if _, ok := s.entries[key]; !ok && len(s.entries) >= s.max {
+		clear(s.entries) // bounded: start over rather than grow; cadences are relearnt in a few rounds
+	}
+	s.entries[key] = e
+	return e.cadence, nil
+}

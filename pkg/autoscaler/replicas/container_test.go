@@ -1,0 +1,105 @@
+package replicas
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// withContainers gives each pod an "app" container requesting app and a "sidecar" requesting 1000m cpu.
+func withContainers(pods []Pod, app int64) []Pod {
+	for i := range pods {
+		pods[i].ContainerRequests = map[string]map[corev1.ResourceName]int64{
+			"app":     {corev1.ResourceCPU: app},
+			"sidecar": {corev1.ResourceCPU: 1000},
+		}
+	}
+	return pods
+}
+
+func appCPU(percent int32) Target {
+	return Target{Type: Utilization, Resource: corev1.ResourceCPU, Container: "app", Utilization: percent}
+}
+
+func TestCalculateContainerResource(t *testing.T) {
+	tests := []struct {
+		name        string
+		current     int32
+		target      Target
+		pods        []Pod
+		samples     map[string]Sample
+		noContainer map[string]bool
+		want        Result
+	}{{
+		name:    "ContainerResource Utilization: only the container's request counts, not the pod's",
+		current: 2, target: appCPU(50),
+		pods: withContainers(podsWithRequests(1500, 1500), 500), samples: samplesOf(400, 400),
+		want: Result{Replicas: 4, UsageRatio: 80.0 / 50.0, AverageValue: 400, Utilization: 80, Ready: 2, Timestamp: now},
+	}, {
+		name:    "ContainerResource AverageValue: the container's usage against the target per pod",
+		current: 2, target: Target{Type: AverageValue, Resource: corev1.ResourceCPU, Container: "app", AverageValue: 200},
+		pods: withContainers(podsWithRequests(1500, 1500), 500), samples: samplesOf(400, 400),
+		want: Result{Replicas: 4, UsageRatio: 2, AverageValue: 400, Ready: 2, Timestamp: now},
+	}, {
+		name:    "ContainerResource with a missing container only in another workload's pod of the namespace computes as usual",
+		current: 2, target: appCPU(50),
+		pods: withContainers(podsWithRequests(1500, 1500), 500), samples: samplesOf(250, 250),
+		noContainer: map[string]bool{"other-workload-pod": true},
+		want:        Result{Replicas: 2, UsageRatio: 1, AverageValue: 250, Utilization: 50, Ready: 2, Timestamp: now},
+	}, {
+		name:    "ContainerResource: a pod whose spec lacks the container requests 0 for it, as upstream's calculateRequests",
+		current: 2, target: appCPU(50),
+		pods: func() []Pod {
+			p := withContainers(podsWithRequests(1, 1), 500)
+			delete(p[1].ContainerRequests, "app")
+			return p
+		}(), samples: samplesOf(250, 250),
+		want: Result{Replicas: 4, UsageRatio: 100.0 / 50.0, AverageValue: 250, Utilization: 100, Ready: 2, Timestamp: now},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Calculate(Input{CurrentReplicas: tc.current, Target: tc.target, Pods: tc.pods, Samples: tc.samples,
+				NoContainer: tc.noContainer, Config: DefaultConfig(), Now: now})
+			if err != nil {
+				t.Fatalf("Calculate() error = %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Calculate() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCalculateContainerResourceErrors(t *testing.T) {
+	tests := []struct {
+		name        string
+		target      Target
+		pods        []Pod
+		noContainer map[string]bool
+		want        error
+	}{{
+		name:   "ContainerResource with a missing container: a target pod whose metrics lack the container fails the metric (upstream getContainerMetrics)",
+		target: appCPU(50), pods: withContainers(podsWithRequests(1, 1), 500),
+		noContainer: map[string]bool{"pod-1": true}, want: ErrContainerNotPresent,
+	}, {
+		name:   "ContainerResource Utilization: a container without a request fails the metric",
+		target: appCPU(50),
+		pods: func() []Pod {
+			p := withContainers(podsWithRequests(1, 1), 500)
+			p[0].ContainerRequests["app"] = map[corev1.ResourceName]int64{}
+			return p
+		}(),
+		want: ErrMissingRequest,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Calculate(Input{CurrentReplicas: 2, Target: tc.target, Pods: tc.pods, Samples: samplesOf(250, 250),
+				NoContainer: tc.noContainer, Config: DefaultConfig(), Now: now})
+			if !errors.Is(err, tc.want) {
+				t.Errorf("Calculate() error = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,29 @@
+package rules
+
+import (
+	"fmt"
+	"text/template"
+)
+
+// lastSampleQuery asks for the time of the newest raw sample among a request's series. Raw
+// samples carry their scrape's timestamp, whatever the rule's metricsQuery computes from them,
+// so the answer tells when the data behind the rule last changed.
+const lastSampleQuery = `max(timestamp(<<.Series>>{<<.LabelMatchers>>}))`
+
+// LastSampleQuery renders the PromQL for the time (in seconds since the epoch) of the newest raw
+// sample of req's series, matched as Query matches them. The autoscaler uses it to evaluate right
+// after a scrape lands; it costs one small query per namespace and metric.
+func (r *Rule) LastSampleQuery(req ObjectRequest) (string, error) {
+	if err := checkSeriesName(req.Series); err != nil {
+		return "", err
+	}
+	tmpl, err := template.New("last-sample").Delims("<<", ">>").Parse(lastSampleQuery)
+	if err != nil {
+		return "", fmt.Errorf("parse last-sample template: %w", err)
+	}
+	q, err := objectQuery(tmpl, r.resources, req)
+	if err != nil {
+		return "", fmt.Errorf("last sample: %w", err)
+	}
+	return q, nil
+}
