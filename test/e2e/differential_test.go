@@ -104,7 +104,7 @@ func TestDifferentialStockHPAAgainstPodAutoscaler(t *testing.T) {
 }
 
 func differentialCases() []differentialCase {
-	return []differentialCase{podsMetricWithPoliciesCase(), scaleEventsOfBothDirectionsCase(), cpuUtilizationCase()}
+	return []differentialCase{podsMetricWithPoliciesCase(), scaleEventsOfBothDirectionsCase(), cpuUtilizationCase(), externalMetricCase()}
 }
 
 // podsMetricWithPoliciesCase: a Pods metric (a gauge spread over the pods,
@@ -226,6 +226,40 @@ func cpuUtilizationCase() differentialCase {
 			{0.3, 100 * time.Second, 6, "up to 300m/6 pods = 50%"},
 			{0.1, 15 * time.Second, 6, "wants 2; held by the 30s downscale stabilization"},
 			{0.1, 85 * time.Second, 2, "down to 100m/2 pods = 50%"},
+		},
+	}
+}
+
+// externalMetricCase: an External metric (a queue length, a gauge without
+// pod label, AverageValue 10 per replica), narrowed by a selector beside a
+// second queue that would ask for maxReplicas, under a scale-up policy of
+// 100% per 30 s; the behavior leaves scale-down unset, so both take
+// autoscaling/v2's default policy and the controller's downscale
+// stabilization window.
+func externalMetricCase() differentialCase {
+	const metric = "diff_queue_messages"
+	behavior := &autoscalingv2.HorizontalPodAutoscalerBehavior{
+		ScaleUp: scalingRules(0, autoscalingv2.PercentScalingPolicy, 100, 30),
+	}
+	return differentialCase{
+		name: "external metric",
+		hpa: func(name string) *autoscalingv2.HorizontalPodAutoscaler {
+			return framework.HPA(name, 1, 10, behavior, framework.ExternalMetric(metric, map[string]string{"queue": "q1"}, 10))
+		},
+		initial: 2,
+		level:   metric + `{queue="q1"}`,
+		drive: func(_ context.Context, _ *testing.T, ns string, exp *exporter.Server, _ []string) func(float64) {
+			exp.SetGauge(metric, map[string]string{"namespace": ns, "queue": "q2"}, 1000)
+			return func(level float64) {
+				exp.SetGauge(metric, map[string]string{"namespace": ns, "queue": "q1"}, level)
+			}
+		},
+		steps: []differentialStep{
+			{20, 15 * time.Second, 2, "10 per replica: at the target"},
+			{75, 22 * time.Second, 4, "wants 8; Percent 100 per 30s allows 2→4"},
+			{75, 38 * time.Second, 8, "the next 30s period allows 4→8"},
+			{25, 15 * time.Second, 8, "wants 3; held by the 30s downscale stabilization (the flag's)"},
+			{25, 50 * time.Second, 3, "ceil(25/10), the default Percent 100 per 15s not limiting"},
 		},
 	}
 }

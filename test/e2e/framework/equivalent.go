@@ -57,6 +57,14 @@ func addMetric(spec *podpilotv1alpha1.PodAutoscalerSpec, m autoscalingv2.MetricS
 			AverageUtilization: m.Resource.Target.AverageUtilization,
 			AverageValue:       m.Resource.Target.AverageValue,
 		})
+	case m.Type == autoscalingv2.ExternalMetricSourceType && m.External != nil:
+		spec.ExternalMetrics = append(spec.ExternalMetrics, podpilotv1alpha1.ExternalMetricSpec{
+			MetricName:   m.External.Metric.Name,
+			Selector:     m.External.Metric.Selector,
+			TargetType:   podpilotv1alpha1.ValueTargetType(m.External.Target.Type),
+			Value:        m.External.Target.Value,
+			AverageValue: m.External.Target.AverageValue,
+		})
 	default:
 		return fmt.Errorf("no PodAutoscaler equivalent of a %s metric with target %s", m.Type, metricTargetType(m))
 	}

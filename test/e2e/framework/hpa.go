@@ -52,3 +52,20 @@ func CPUUtilization(percent int32) autoscalingv2.MetricSpec {
 		},
 	}
 }
+
+// ExternalMetric is an External metric source on metric, narrowed by the
+// labels matchLabels (none: every series), with an AverageValue target
+// (the sum divided by the current replicas) of averageValue.
+func ExternalMetric(metric string, matchLabels map[string]string, averageValue int64) autoscalingv2.MetricSpec {
+	var selector *metav1.LabelSelector
+	if len(matchLabels) > 0 {
+		selector = &metav1.LabelSelector{MatchLabels: matchLabels}
+	}
+	return autoscalingv2.MetricSpec{
+		Type: autoscalingv2.ExternalMetricSourceType,
+		External: &autoscalingv2.ExternalMetricSource{
+			Metric: autoscalingv2.MetricIdentifier{Name: metric, Selector: selector},
+			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewQuantity(averageValue, resource.DecimalSI)},
+		},
+	}
+}

@@ -76,9 +76,10 @@ func (c *Cluster) HPAController() (HPAControllerSettings, error) {
 }
 
 // PodpilotArgs are the --autoscaler-* flags that give podpilot's autoscaler
-// the same settings.
+// the same settings, rounds at a fixed period included, as the stock HPA's.
 func (s HPAControllerSettings) PodpilotArgs() []string {
 	return []string{
+		"--autoscaler-align-to-scrapes=false",
 		"--autoscaler-sync-period=" + s.SyncPeriod.String(),
 		"--autoscaler-tolerance=" + strconv.FormatFloat(s.Tolerance, 'g', -1, 64),
 		"--autoscaler-downscale-stabilization=" + s.DownscaleStabilization.String(),
