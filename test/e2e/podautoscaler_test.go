@@ -164,7 +164,8 @@ func TestPodAutoscalerInvalidSpecsAreRejectedNamingTheField(t *testing.T) {
 		name, doc, field string
 	}{
 		{"maxReplicas below minReplicas", string(podAutoscalerYAML("a", "deployment", "x", 3, 2, "m", "1", "")), "spec.maxReplicas"},
-		{"minReplicas below 1", string(podAutoscalerYAML("b", "deployment", "x", 0, 2, "m", "1", "")), "spec.minReplicas"},
+		{"minReplicas 0 without an Object or External metric", string(podAutoscalerYAML("b", "deployment", "x", 0, 2, "m", "1", "")), "spec.minReplicas"},
+		{"a negative minReplicas", string(podAutoscalerYAML("g", "deployment", "x", -1, 2, "m", "1", "")), "spec.minReplicas"},
 		{"a kind that is not deployment or statefulset", string(podAutoscalerYAML("c", "Job", "x", 1, 2, "m", "1", "")), "spec.scaleTargetKind"},
 		{"a zero averageValue", string(podAutoscalerYAML("d", "deployment", "x", 1, 2, "m", "0", "")), "spec.customMetrics[0].averageValue"},
 		{"no metric at all", `apiVersion: autoscaling.podpilot.io/v1alpha1

@@ -43,7 +43,9 @@ func podOf(p *corev1.Pod) replicas.Pod {
 }
 
 // requestsOf returns the pod's cpu and memory requests in milli-units: the pod-level request
-// when set, otherwise the sum over its containers, absent when any container lacks it.
+// when set, otherwise the sum over its containers and its restartable init containers (native
+// sidecars, restartPolicy Always), as upstream's calculatePodRequests; absent when any of those
+// containers lacks it.
 func requestsOf(p *corev1.Pod) map[corev1.ResourceName]int64 {
 	out := make(map[corev1.ResourceName]int64, 2)
 	for _, r := range [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
@@ -53,20 +55,34 @@ func requestsOf(p *corev1.Pod) map[corev1.ResourceName]int64 {
 				continue
 			}
 		}
-		sum, complete := int64(0), len(p.Spec.Containers) > 0
-		for _, c := range p.Spec.Containers {
-			q, ok := c.Resources.Requests[r]
-			if !ok {
-				complete = false
-				break
-			}
-			sum += q.MilliValue()
-		}
-		if complete {
+		if sum, ok := containerRequests(p, r); ok {
 			out[r] = sum
 		}
 	}
 	return out
+}
+
+// containerRequests sums r's requests over the pod's containers and restartable init containers;
+// false when there are no containers or one of them has no request for r.
+func containerRequests(p *corev1.Pod, r corev1.ResourceName) (int64, bool) {
+	sum, counted := int64(0), 0
+	add := func(c corev1.Container) bool {
+		q, ok := c.Resources.Requests[r]
+		sum += q.MilliValue()
+		counted++
+		return ok
+	}
+	for _, c := range p.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways && !add(c) {
+			return 0, false
+		}
+	}
+	for _, c := range p.Spec.Containers {
+		if !add(c) {
+			return 0, false
+		}
+	}
+	return sum, counted > 0
 }
 
 // podLabelIndex indexes pods by "namespace/key=value" for each of their labels, so that a target's

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -58,6 +59,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 		MinReplicas: pa.Spec.MinReplicasOrDefault(), MaxReplicas: pa.Spec.MaxReplicas,
 		Pods: podsOf(pods), Metrics: c.metricsOf(ctx, pa, rec), Behavior: behaviorOf(pa.Spec.Behavior),
 		History: historyOf(pa.Status), Config: c.opts.decisionConfig(), Now: now,
+		ScaledToZero: meta.IsStatusConditionTrue(pa.Status.Conditions, podpilotv1alpha1.ConditionScaledToZero),
 	}
 	d := decision.Decide(in)
 	c.recordMetricFailures(pa, d.Statuses)
@@ -96,6 +98,7 @@ func (c *Controller) applyRescale(ctx context.Context, pa *podpilotv1alpha1.PodA
 	setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, ReasonSucceededRescale,
 		fmt.Sprintf("the PodAutoscaler controller was able to update the target scale to %d", d.DesiredReplicas), now)
 	pa.Status.LastScaleTime = ptrTime(now)
+	setDecisionConditions(pa, []decision.Condition{d.ScaledToZeroCondition()}, now)
 	klog.FromContext(ctx).V(2).Info("Rescaled", "podAutoscaler", klog.KObj(pa), "target", t.reference,
 		"from", t.specReplicas, "to", d.DesiredReplicas, "reason", d.Reason)
 	return normalize.RecordScaleEvent(d.History, b, t.specReplicas, d.DesiredReplicas, now), d.DesiredReplicas, nil

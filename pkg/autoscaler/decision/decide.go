@@ -7,14 +7,18 @@ import (
 )
 
 // Decide makes one round's decision for one autoscaler, as upstream's reconcileAutoscaler minus
-// the I/O: a target at zero replicas disables scaling; replicas outside [min, max] are brought
-// back at once; otherwise the largest metric proposal is normalized. When some metrics fail, it
-// scales only up on the valid ones and never down; when all fail, it keeps the current replicas.
+// the I/O: a target at zero replicas disables scaling unless the autoscaler scaled it to zero
+// (see fromZero); replicas outside [min, max] are brought back at once; otherwise the largest
+// metric proposal is normalized. When some metrics fail, it scales only up on the valid ones and
+// never down; when all fail, it keeps the current replicas.
 func Decide(in Input) Decision {
 	current := in.SpecReplicas
 	d := Decision{DesiredReplicas: current, History: normalize.SeedHistory(in.History, current, in.Now)}
 	switch {
 	case current == 0:
+		if fromZero(in) {
+			break
+		}
 		d.Conditions = []Condition{{Type: ScalingActive, Status: false, Reason: ReasonScalingDisabled,
 			Message: "scaling is disabled since the replica count of the target is zero"}}
 		return d
@@ -50,7 +54,9 @@ func Decide(in Input) Decision {
 		DownscaleStabilizationWindow: in.Config.DownscaleStabilizationWindow, Interval: in.Config.RoundInterval,
 		History: d.History, Now: in.Now,
 	})
-	d.DesiredReplicas, d.Rescale, d.Metric, d.History = n.Replicas, n.Replicas != current, c.metric, n.History
+	desired := backFromZero(in, n.Replicas)
+	d.DesiredReplicas, d.Rescale, d.Metric, d.History = desired, desired != current, c.metric, n.History
+	d.HoldsAtZero = holdsAtZero(in, desired)
 	d.Conditions = []Condition{
 		{Type: ScalingActive, Status: true, Reason: ReasonValidMetricFound,
 			Message: "the PodAutoscaler was able to successfully calculate a replica count from " + c.metric},

@@ -122,6 +122,10 @@ type Input struct {
 	Behavior *normalize.Behavior
 	// History is the state persisted from previous rounds.
 	History normalize.History
+	// ScaledToZero is true while the autoscaler holds the target at zero (its ScaledToZero
+	// condition is True): a target at zero is then scaled back up when a metric asks for it,
+	// where one a person set to zero stays disabled.
+	ScaledToZero bool
 	// Config holds the flag-configured settings.
 	Config Config
 	// Now is the time of this round.
@@ -167,4 +171,7 @@ type Decision struct {
 	History normalize.History
 	// MetricsErr reports metrics that failed, also when the others still drove a decision.
 	MetricsErr error
+	// HoldsAtZero is true when the rescale scales the target to zero with minReplicas 0 and an
+	// Object or External metric to scale it back up (see ScaledToZeroCondition).
+	HoldsAtZero bool
 }

@@ -105,8 +105,9 @@ func normalizeWithBehavior(in Input, b Behavior) Result {
 	if res.Stabilized == in.Desired {
 		res.StabilizeReason, res.StabilizeMessage = ReasonReadyForNewScale, MessageReadyForNewScale
 	}
-	// The limits count only the events within their periods; older events are dropped when the
-	// next event of their direction is recorded, so that aging alone never changes the history.
+	// The limits count the events of both directions within their periods; an event leaves the
+	// history only when a newer one of its direction replaces it (see RecordScaleEvent), so that
+	// aging alone never changes the history.
 	res.Replicas, res.LimitReason, res.LimitMessage = limitWithBehavior(in, res.Stabilized, in.History, up, down)
 	res.Limited = res.Replicas != res.Stabilized
 	res.History = History{
@@ -195,28 +196,35 @@ func Record(recs []Recommendation, desired int32, keep, interval time.Duration, 
 	return append(out, Recommendation{Replicas: desired, Time: now})
 }
 
-// prune returns the events not older than keep, as a new slice.
-func prune(events []ScaleEvent, keep time.Duration, now time.Time) []ScaleEvent {
-	cutoff := now.Add(-keep)
-	out := slices.DeleteFunc(slices.Clone(events), func(e ScaleEvent) bool { return e.Time.Before(cutoff) })
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
 // RecordScaleEvent returns h with a rescale from prev to next recorded at now, as upstream's
-// storeScaleEvent; events older than the longest policy period of that direction are dropped.
-// Without a Behavior no events are kept, since only behaviors read them.
+// storeScaleEvent: the event takes the place of the last event of its direction (in list order)
+// that is older than that direction's longest policy period, or is appended when there is none.
+// So an event is forgotten only when a newer one of its direction replaces it, and until then the
+// other direction's policies still count it within their periods (see periodStart), exactly as
+// upstream's in-memory lists. Without a Behavior no events are kept, since only behaviors read them.
 func RecordScaleEvent(h History, b *Behavior, prev, next int32, now time.Time) History {
 	if b == nil || prev == next {
 		return h
 	}
 	up, down := b.Resolve(0)
 	if next > prev {
-		h.ScaleUpEvents = append(prune(h.ScaleUpEvents, up.longestPeriod(), now), ScaleEvent{Change: next - prev, Time: now})
+		h.ScaleUpEvents = storeEvent(h.ScaleUpEvents, ScaleEvent{Change: next - prev, Time: now}, up.longestPeriod())
 		return h
 	}
-	h.ScaleDownEvents = append(prune(h.ScaleDownEvents, down.longestPeriod(), now), ScaleEvent{Change: prev - next, Time: now})
+	h.ScaleDownEvents = storeEvent(h.ScaleDownEvents, ScaleEvent{Change: prev - next, Time: now}, down.longestPeriod())
 	return h
+}
+
+// storeEvent returns a new list with e in the place of the last event older than longest before
+// e, or appended when no event is that old.
+func storeEvent(events []ScaleEvent, e ScaleEvent, longest time.Duration) []ScaleEvent {
+	cutoff := e.Time.Add(-longest)
+	out := slices.Clone(events)
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i].Time.Before(cutoff) {
+			out[i] = e
+			return out
+		}
+	}
+	return append(out, e)
 }

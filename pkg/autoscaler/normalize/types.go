@@ -33,9 +33,11 @@ type ScaleEvent struct {
 type History struct {
 	// Recommendations are the recent raw proposals as runs, oldest first.
 	Recommendations []Recommendation
-	// ScaleUpEvents are the recent scale-ups, oldest first (recorded only with a Behavior).
+	// ScaleUpEvents are the recent scale-ups (recorded only with a Behavior), in upstream's slot
+	// order: a new event replaces the last one older than its direction's longest policy period,
+	// else it is appended (see RecordScaleEvent).
 	ScaleUpEvents []ScaleEvent
-	// ScaleDownEvents are the recent scale-downs, oldest first (recorded only with a Behavior).
+	// ScaleDownEvents are the recent scale-downs, in the same slot order as ScaleUpEvents.
 	ScaleDownEvents []ScaleEvent
 }
 

@@ -151,9 +151,26 @@ func TestAdmission(t *testing.T) {
 			mutate: func(o map[string]any) { delete(spec(o), "minReplicas"); spec(o)["maxReplicas"] = int64(1) },
 		},
 		{
-			name:   "minReplicas 0 is rejected",
+			name:   "minReplicas 0 without an Object or External metric is rejected on spec.minReplicas",
 			mutate: func(o map[string]any) { spec(o)["minReplicas"] = int64(0) },
-			want:   []string{"spec.minReplicas: Invalid value: 0: spec.minReplicas in body should be greater than or equal to 1"},
+			want:   []string{"spec.minReplicas: Invalid value", "minReplicas 0 (scale to zero) needs at least one metric in objectMetrics or externalMetrics"},
+		},
+		{
+			name: "minReplicas 0 with an External metric is admitted (scale to zero)",
+			mutate: func(o map[string]any) {
+				spec(o)["minReplicas"] = int64(0)
+				spec(o)["externalMetrics"] = []any{map[string]any{"metricName": "queue", "targetType": "Value", "value": "10"}}
+			},
+		},
+		{
+			name:   "minReplicas 0 with an empty externalMetrics list is rejected on spec.minReplicas",
+			mutate: func(o map[string]any) { spec(o)["minReplicas"] = int64(0); spec(o)["externalMetrics"] = []any{} },
+			want:   []string{"spec.minReplicas: Invalid value", "needs at least one metric in objectMetrics or externalMetrics"},
+		},
+		{
+			name:   "a negative minReplicas is rejected",
+			mutate: func(o map[string]any) { spec(o)["minReplicas"] = int64(-1) },
+			want:   []string{"spec.minReplicas: Invalid value: -1: spec.minReplicas in body should be greater than or equal to 0"},
 		},
 		{
 			name:   "maxReplicas 0 is rejected",
@@ -171,7 +188,7 @@ func TestAdmission(t *testing.T) {
 				delete(spec(o), "resourceMetrics")
 				spec(o)["customMetrics"] = []any{}
 			},
-			want: []string{"at least one metric must be set in resourceMetrics or customMetrics"},
+			want: []string{"at least one metric must be set in resourceMetrics, customMetrics, objectMetrics, externalMetrics or containerResourceMetrics"},
 		},
 		{
 			name:   "only custom metrics is admitted",

@@ -9,9 +9,10 @@ import (
 // is 3600 s and the longest policy period 1800 s; with at most one
 // recommendation and one scale event per sync, these bounds hold the whole
 // window for sync periods down to 4 s (3600/4 = 900, 1800/4 = 450). The
-// controller prunes entries older than the longest window or period in
-// use and then, if still over a bound, drops the oldest. At the bounds the
-// history costs about 120 KiB of the object.
+// controller prunes recommendations older than the longest window in use,
+// lets a new scale event take the place of one older than its direction's
+// longest period, and then, if still over a bound, drops the first
+// entries. At the bounds the history costs about 120 KiB of the object.
 const (
 	// MaxRecommendations bounds status.recommendations.
 	MaxRecommendations = 1000
@@ -29,6 +30,12 @@ const (
 	// ConditionScalingLimited says whether the computed replica count was
 	// clamped by minReplicas, maxReplicas or a scaling policy.
 	ConditionScalingLimited = "ScalingLimited"
+	// ConditionScaledToZero is True while the autoscaler holds the target at
+	// zero replicas, which it scales back up when an Object or External
+	// metric asks for it; False (NotScaledToZero) once a rescale left it
+	// above zero. A target at zero without it True was set to zero by a
+	// person and is not scaled. Set after every successful rescale.
+	ConditionScaledToZero = "ScaledToZero"
 )
 
 // PodAutoscalerStatus is the last observed state of a PodAutoscaler,
@@ -64,7 +71,7 @@ type PodAutoscalerStatus struct {
 	// +kubebuilder:validation:MaxItems=42
 	// +optional
 	CurrentMetrics []MetricStatus `json:"currentMetrics,omitempty"`
-	// Conditions are AbleToScale, ScalingActive and ScalingLimited.
+	// Conditions are AbleToScale, ScalingActive, ScalingLimited and ScaledToZero.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
@@ -79,8 +86,8 @@ type PodAutoscalerStatus struct {
 	// +kubebuilder:validation:MaxItems=1000
 	// +optional
 	Recommendations []Recommendation `json:"recommendations,omitempty"`
-	// ScaleEvents are the past changes of the replica count, within the
-	// longest policy period, that the scaling policies count against.
+	// ScaleEvents are the past changes of the replica count that the
+	// scaling policies of both directions count against.
 	// +optional
 	ScaleEvents *ScaleEvents `json:"scaleEvents,omitempty"`
 }
@@ -147,12 +154,14 @@ type Recommendation struct {
 
 // ScaleEvents are the past replica changes in each direction.
 type ScaleEvents struct {
-	// ScaleUp are the past scale-ups, oldest first. At most MaxScaleEvents entries.
+	// ScaleUp are the past scale-ups, as upstream keeps them: a new one takes
+	// the place of the last one older than the longest scale-up period, or
+	// is appended. At most MaxScaleEvents entries.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=500
 	// +optional
 	ScaleUp []ScaleEvent `json:"scaleUp,omitempty"`
-	// ScaleDown are the past scale-downs, oldest first. At most MaxScaleEvents entries.
+	// ScaleDown are the past scale-downs, kept as ScaleUp. At most MaxScaleEvents entries.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=500
 	// +optional

@@ -46,6 +46,7 @@ type PodAutoscalerList struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="maxReplicas must be >= minReplicas",fieldPath=".maxReplicas"
 // +kubebuilder:validation:XValidation:rule="(has(self.resourceMetrics) && size(self.resourceMetrics) > 0) || (has(self.customMetrics) && size(self.customMetrics) > 0) || (has(self.objectMetrics) && size(self.objectMetrics) > 0) || (has(self.externalMetrics) && size(self.externalMetrics) > 0) || (has(self.containerResourceMetrics) && size(self.containerResourceMetrics) > 0)",message="at least one metric must be set in resourceMetrics, customMetrics, objectMetrics, externalMetrics or containerResourceMetrics"
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas > 0 || (has(self.objectMetrics) && size(self.objectMetrics) > 0) || (has(self.externalMetrics) && size(self.externalMetrics) > 0)",message="minReplicas 0 (scale to zero) needs at least one metric in objectMetrics or externalMetrics",fieldPath=".minReplicas"
 type PodAutoscalerSpec struct {
 	// ScaleTargetKind is the kind of the workload to scale: deployment or
 	// statefulset, matched case-insensitively (Deployment works too).
@@ -58,8 +59,11 @@ type PodAutoscalerSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	ScaleTargetName string `json:"scaleTargetName"`
 	// MinReplicas is the lower bound of the replica count; it defaults to 1.
+	// It may be 0 when at least one Object or External metric is set: the
+	// target is then scaled to zero when every metric proposes zero, and
+	// back up when one asks for replicas (see the ScaledToZero condition).
 	// +kubebuilder:default=1
-	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Minimum=0
 	// +optional
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
 	// MaxReplicas is the upper bound of the replica count; it must be >= minReplicas.
