@@ -73,6 +73,10 @@ const (
 	diffPPAApp = "web-ppa"
 )
 
+// TestDifferentialStockHPAAgainstPodAutoscaler runs every case at once with
+// a podpilot of its own, whose autoscaler has kube-controller-manager's HPA
+// settings (takeOver: no other test runs meanwhile, since the shared
+// podpilot's short periods are what the other tests' PodAutoscalers expect).
 func TestDifferentialStockHPAAgainstPodAutoscaler(t *testing.T) {
 	ctx := t.Context()
 	kcm, err := cluster.HPAController()
