@@ -18,6 +18,7 @@ type Load struct {
 	ns, app  string
 	metric   string
 	counter  bool
+	extra    map[string]string
 	mu       sync.Mutex
 	total    float64
 	lastPods map[string]bool
@@ -29,8 +30,20 @@ type Load struct {
 // per-pod metric metric{namespace,pod}: a gauge holding each pod's share, or,
 // if counter is set, a counter growing by it every second.
 func (c *Cluster) NewLoad(ctx context.Context, exp *exporter.Server, ns, app, metric string, counter bool) *Load {
+	return c.newLoad(ctx, exp, ns, app, metric, counter, nil)
+}
+
+// NewCPULoad spreads a total of cpu cores over the Running pods labelled
+// app=app in ns, as the cAdvisor counter container_cpu_usage_seconds_total
+// of their container "app", which ResourceRulesYAML serves as the pods' cpu
+// usage in metrics.k8s.io. Set takes cores.
+func (c *Cluster) NewCPULoad(ctx context.Context, exp *exporter.Server, ns, app string) *Load {
+	return c.newLoad(ctx, exp, ns, app, "container_cpu_usage_seconds_total", true, map[string]string{"container": "app"})
+}
+
+func (c *Cluster) newLoad(ctx context.Context, exp *exporter.Server, ns, app, metric string, counter bool, extra map[string]string) *Load {
 	ctx, cancel := context.WithCancel(ctx)
-	l := &Load{c: c, exp: exp, ns: ns, app: app, metric: metric, counter: counter,
+	l := &Load{c: c, exp: exp, ns: ns, app: app, metric: metric, counter: counter, extra: extra,
 		lastPods: map[string]bool{}, stop: cancel, done: make(chan struct{})}
 	go l.run(ctx)
 	return l
@@ -81,7 +94,7 @@ func (l *Load) tick(ctx context.Context) {
 	l.mu.Unlock()
 	seen := map[string]bool{}
 	for _, p := range pods {
-		labels := map[string]string{"namespace": l.ns, "pod": p.Name}
+		labels := l.labels(p.Name)
 		if l.counter {
 			l.exp.SetRate(l.metric, labels, share)
 		} else {
@@ -91,8 +104,17 @@ func (l *Load) tick(ctx context.Context) {
 	}
 	for name := range l.lastPods {
 		if !seen[name] {
-			l.exp.Delete(l.metric, map[string]string{"namespace": l.ns, "pod": name})
+			l.exp.Delete(l.metric, l.labels(name))
 		}
 	}
 	l.lastPods = seen
+}
+
+// labels are the labels of pod's series.
+func (l *Load) labels(pod string) map[string]string {
+	labels := map[string]string{"namespace": l.ns, "pod": pod}
+	for k, v := range l.extra {
+		labels[k] = v
+	}
+	return labels
 }
