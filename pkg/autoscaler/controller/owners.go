@@ -148,6 +148,10 @@ func (c *Controller) reportOverlap(old, pa *podpilotv1alpha1.PodAutoscaler, t ta
 
 // overlapMessage is the SelectorOverlap message for foreign pods left out of ref's own.
 func overlapMessage(ref string, own, foreign int, example string) string {
-	return fmt.Sprintf("%d pods match the selector of %s but are not its own (e.g. owned by %s); they are ignored, "+
-		"the metrics are averaged over its %d own pods", foreign, ref, example, own)
+	pods := "pods match"
+	if foreign == 1 {
+		pods = "pod matches"
+	}
+	return fmt.Sprintf("%d %s the selector of %s without being its own (e.g. owned by %s); they are ignored, "+
+		"the metrics are averaged over its %d own pods", foreign, pods, ref, example, own)
 }
