@@ -11,6 +11,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
@@ -70,9 +71,9 @@ func conflictExempt(*podpilotv1alpha1.PodAutoscaler) bool {
 	return false
 }
 
-// otherAutoscalers returns the other autoscalers that scale pa's target, sorted, e.g.
-// ["HorizontalPodAutoscaler/web", "PodAutoscaler/web-2"]; none when pa is exempt.
-func (c *Controller) otherAutoscalers(pa *podpilotv1alpha1.PodAutoscaler) ([]string, error) {
+// otherAutoscalers returns the other autoscalers that scale pa's target (see rivals); none when
+// pa is exempt.
+func (c *Controller) otherAutoscalers(pa *podpilotv1alpha1.PodAutoscaler) ([]rival, error) {
 	gk, err := pa.Spec.ScaleTargetKind.GroupKind()
 	if err != nil {
 		return nil, fmt.Errorf("scale target of PodAutoscaler %s/%s: %w", pa.Namespace, pa.Name, err)
@@ -101,26 +102,34 @@ func (c *Controller) otherAutoscalers(pa *podpilotv1alpha1.PodAutoscaler) ([]str
 	return rivals(pa, hpas, pas, conflictExempt), nil
 }
 
+// rival is another autoscaler of a PodAutoscaler's target.
+type rival struct {
+	// name is "Kind/name", e.g. HorizontalPodAutoscaler/web.
+	name string
+	// obj is the autoscaler, the related object of the event.
+	obj runtime.Object
+}
+
 // rivals returns the autoscalers among hpas and pas, all of pa's target, that pa must not
-// fight: every HorizontalPodAutoscaler, and every other PodAutoscaler that exempt does not
-// exempt. An exempt pa has none. Both PodAutoscalers of a pair see each other, so both refuse,
-// whichever syncs first (as two upstream HPAs both report AmbiguousSelector).
+// fight, sorted by name: every HorizontalPodAutoscaler, and every other PodAutoscaler that
+// exempt does not exempt. An exempt pa has none. Both PodAutoscalers of a pair see each other,
+// so both refuse, whichever syncs first (as two upstream HPAs both report AmbiguousSelector).
 func rivals(pa *podpilotv1alpha1.PodAutoscaler, hpas []*autoscalingv2.HorizontalPodAutoscaler, pas []*podpilotv1alpha1.PodAutoscaler,
-	exempt func(*podpilotv1alpha1.PodAutoscaler) bool) []string {
+	exempt func(*podpilotv1alpha1.PodAutoscaler) bool) []rival {
 	if exempt(pa) {
 		return nil
 	}
-	var out []string
+	var out []rival
 	for _, h := range hpas {
-		out = append(out, "HorizontalPodAutoscaler/"+h.Name)
+		out = append(out, rival{name: "HorizontalPodAutoscaler/" + h.Name, obj: h})
 	}
 	for _, p := range pas {
 		if p.Name == pa.Name || exempt(p) {
 			continue
 		}
-		out = append(out, "PodAutoscaler/"+p.Name)
+		out = append(out, rival{name: "PodAutoscaler/" + p.Name, obj: p})
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b rival) int { return strings.Compare(a.name, b.name) })
 	return out
 }
 
@@ -145,13 +154,19 @@ func (c *Controller) refuseIfAmbiguous(ctx context.Context, old, pa *podpilotv1a
 // too: ScalingActive False with ReasonAmbiguousScaleTarget naming them, the target's current
 // replicas, and no metrics. The Warning event goes out when the condition changes from old's,
 // not every round.
-func (c *Controller) refuseAmbiguous(old, pa *podpilotv1alpha1.PodAutoscaler, t target, others []string, now time.Time) {
+func (c *Controller) refuseAmbiguous(old, pa *podpilotv1alpha1.PodAutoscaler, t target, others []rival, now time.Time) {
+	names := make([]string, 0, len(others))
+	for _, r := range others {
+		names = append(names, r.name)
+	}
 	msg := fmt.Sprintf("%s is also the scale target of %s; podpilot does not scale it while more than one autoscaler does",
-		t.reference, strings.Join(others, ", "))
+		t.reference, strings.Join(names, ", "))
 	setCondition(pa, podpilotv1alpha1.ConditionScalingActive, false, ReasonAmbiguousScaleTarget, msg, now)
 	prev := meta.FindStatusCondition(old.Status.Conditions, podpilotv1alpha1.ConditionScalingActive)
 	if prev == nil || prev.Reason != ReasonAmbiguousScaleTarget || prev.Message != msg {
-		c.recorder.Eventf(pa, nil, corev1.EventTypeWarning, ReasonAmbiguousScaleTarget, actionRefuse, "%s", msg)
+		// The first rival is the event's related object: events/v1 aggregates events that differ
+		// only in their note, so a new rival makes a new event.
+		c.recorder.Eventf(pa, others[0].obj, corev1.EventTypeWarning, ReasonAmbiguousScaleTarget, actionRefuse, "%s", msg)
 	}
 	pa.Status.CurrentReplicas = t.specReplicas
 	pa.Status.CurrentMetrics = nil

@@ -94,7 +94,11 @@ func TestRivalsAreEveryOtherAutoscalerOfTheTargetButExemptOnes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, rivals(tt.self, tt.hpas, tt.pas, exemptDry)); diff != "" {
+			var got []string
+			for _, r := range rivals(tt.self, tt.hpas, tt.pas, exemptDry) {
+				got = append(got, r.name)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("rivals (-want +got):\n%s", diff)
 			}
 		})
