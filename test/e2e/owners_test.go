@@ -92,11 +92,12 @@ func runningPodsBySelector(ctx context.Context, t *testing.T, ns, selector strin
 	return names
 }
 
-// eventOccurrences counts the events of reason on the object named name in ns, a repeated
-// event (a series) as many times as it occurred.
+// eventOccurrences counts the events of reason on the PodAutoscaler named name in ns (not on an
+// HPA or a Deployment of the same name), a repeated event (a series) as many times as it occurred.
 func eventOccurrences(ctx context.Context, t *testing.T, ns, name, reason string) int {
 	t.Helper()
-	events, err := cluster.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+	events, err := cluster.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=PodAutoscaler,involvedObject.name=" + name})
 	if err != nil {
 		t.Fatal(err)
 	}
