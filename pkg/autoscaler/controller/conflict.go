@@ -87,6 +87,9 @@ func (c *Controller) otherAutoscalers(pa *podpilotv1alpha1.PodAutoscaler) ([]riv
 	if err != nil {
 		return nil, fmt.Errorf("look up the PodAutoscalers of %s: %w", key, err)
 	}
+	if len(hpaObjs) == 0 && len(paObjs) <= 1 {
+		return nil, nil // pa alone: the common case
+	}
 	hpas := make([]*autoscalingv2.HorizontalPodAutoscaler, 0, len(hpaObjs))
 	for _, o := range hpaObjs {
 		if h, ok := o.(*autoscalingv2.HorizontalPodAutoscaler); ok {

@@ -2,13 +2,13 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
@@ -72,7 +72,7 @@ func (c *Controller) podsOfTarget(namespace string, t target) (targetPods, error
 	if err != nil {
 		return targetPods{}, err
 	}
-	owners := sets.New(t.uid)
+	owners := []types.UID{t.uid}
 	if t.kind == podpilotv1alpha1.ScaleTargetDeployment {
 		owners, err = c.replicaSetsOf(t.uid)
 		if err != nil {
@@ -82,27 +82,36 @@ func (c *Controller) podsOfTarget(namespace string, t target) (targetPods, error
 	return splitByOwner(pods, owners), nil
 }
 
-// replicaSetsOf returns the UIDs of the ReplicaSets that the Deployment with uid controls.
-func (c *Controller) replicaSetsOf(uid types.UID) (sets.Set[types.UID], error) {
+// replicaSetsOf returns the UIDs of the ReplicaSets that the Deployment with uid controls (a
+// handful: the current one and the revision history).
+func (c *Controller) replicaSetsOf(uid types.UID) ([]types.UID, error) {
 	objs, err := c.replicaSetIndexer.ByIndex(controllerUIDIndex, string(uid))
 	if err != nil {
 		return nil, fmt.Errorf("look up the ReplicaSets of deployment %s: %w", uid, err)
 	}
-	out := sets.New[types.UID]()
+	out := make([]types.UID, 0, len(objs))
 	for _, o := range objs {
 		if m, ok := o.(metav1.Object); ok {
-			out.Insert(m.GetUID())
+			out = append(out, m.GetUID())
 		}
 	}
 	return out, nil
 }
 
-// splitByOwner splits pods into those whose controller's UID is in owners and the others.
-func splitByOwner(pods []*corev1.Pod, owners sets.Set[types.UID]) targetPods {
-	var out targetPods
-	out.own = make([]*corev1.Pod, 0, len(pods))
-	for _, p := range pods {
-		if ref := metav1.GetControllerOfNoCopy(p); ref != nil && owners.Has(ref.UID) {
+// splitByOwner splits pods into those whose controller's UID is among owners and the others.
+// When every pod is owned, the common case, own is pods itself.
+func splitByOwner(pods []*corev1.Pod, owners []types.UID) targetPods {
+	owned := func(p *corev1.Pod) bool {
+		ref := metav1.GetControllerOfNoCopy(p)
+		return ref != nil && slices.Contains(owners, ref.UID)
+	}
+	first := slices.IndexFunc(pods, func(p *corev1.Pod) bool { return !owned(p) })
+	if first < 0 {
+		return targetPods{own: pods}
+	}
+	out := targetPods{own: slices.Clip(pods[:first])}
+	for _, p := range pods[first:] {
+		if owned(p) {
 			out.own = append(out.own, p)
 			continue
 		}
@@ -135,7 +144,7 @@ func (c *Controller) ownerOf(p *corev1.Pod) string {
 func (c *Controller) reportOverlap(old, pa *podpilotv1alpha1.PodAutoscaler, t target, p targetPods, now time.Time) {
 	if len(p.foreign) == 0 {
 		setCondition(pa, podpilotv1alpha1.ConditionSelectorOverlap, false, ReasonOwnPodsOnly,
-			fmt.Sprintf("every pod matching the selector of %s is its own", t.reference), now)
+			"every pod matching the scale target's selector is its own", now)
 		return
 	}
 	msg := overlapMessage(t.reference, len(p.own), len(p.foreign), c.ownerOf(p.foreign[0]))

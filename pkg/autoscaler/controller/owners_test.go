@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
@@ -24,7 +23,7 @@ func TestSplitByOwnerCountsOnlyPodsWhoseControllerIsTheTargets(t *testing.T) {
 	pod := func(name string, refs ...metav1.OwnerReference) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: refs}}
 	}
-	owners := sets.New[types.UID]("rs-new", "rs-old")
+	owners := []types.UID{"rs-new", "rs-old"}
 	tests := []struct {
 		name        string
 		pod         *corev1.Pod
@@ -82,7 +81,7 @@ func TestAverageCoversOnlyTheTargetsOwnPods(t *testing.T) {
 			name:        "without foreign pods the condition is False and no event goes out",
 			objs:        append(seedPods(2), seedDeployment(2)),
 			wantOverlap: "False OwnPodsOnly",
-			wantMessage: "every pod matching the selector of Deployment/vg1-vanguard is its own",
+			wantMessage: "every pod matching the scale target's selector is its own",
 			want: outcome{Replicas: 3, Current: 2, Desired: 3, Targets: "3k/2k",
 				Conditions: map[string]string{"AbleToScale": "True SucceededRescale", "ScalingActive": "True ValidMetricFound", "ScalingLimited": "False DesiredWithinRange"},
 				Events:     []string{"Normal SuccessfulRescale"}},
