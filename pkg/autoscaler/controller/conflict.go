@@ -63,16 +63,9 @@ func paScaleTargetIndexFunc(obj any) ([]string, error) {
 	return []string{scaleTargetKey(pa.Namespace, gk, pa.Spec.ScaleTargetName)}, nil
 }
 
-// conflictExempt is the one place that decides whether a PodAutoscaler stays out of the
-// two-autoscalers rule: an exempt PodAutoscaler writes no scale, so it is neither blocked by
-// other autoscalers of its target nor blocks them. Until the dry-run mode (spec.dryRun) is
-// merged no PodAutoscaler is exempt; with it, this returns pa.Spec.DryRun.
-func conflictExempt(*podpilotv1alpha1.PodAutoscaler) bool {
-	return false
-}
-
-// otherAutoscalers returns the other autoscalers that scale pa's target (see rivals); none when
-// pa is exempt.
+// otherAutoscalers returns the other autoscalers that scale pa's target (see rivals). A dry-run
+// PodAutoscaler writes no scale, so it is exempt: neither blocked by the other autoscalers of its
+// target nor blocking them.
 func (c *Controller) otherAutoscalers(pa *podpilotv1alpha1.PodAutoscaler) ([]rival, error) {
 	gk, err := pa.Spec.ScaleTargetKind.GroupKind()
 	if err != nil {
@@ -102,7 +95,7 @@ func (c *Controller) otherAutoscalers(pa *podpilotv1alpha1.PodAutoscaler) ([]riv
 			pas = append(pas, p)
 		}
 	}
-	return rivals(pa, hpas, pas, conflictExempt), nil
+	return rivals(pa, hpas, pas, dryRun), nil
 }
 
 // rival is another autoscaler of a PodAutoscaler's target.

@@ -225,3 +225,38 @@ func TestScalingByHandIsNoConflictTheNextRoundStartsFromTheNewCount(t *testing.T
 		t.Errorf("replicas = %d, want 3 recomputed from 6 (4 pods at 1500 against 2000)", got)
 	}
 }
+
+func TestADryRunPodAutoscalerNeitherBlocksNorIsBlocked(t *testing.T) {
+	dry := func(pa *podpilotv1alpha1.PodAutoscaler) { pa.Spec.DryRun = true }
+	tests := []struct {
+		name       string
+		self       func(*podpilotv1alpha1.PodAutoscaler)
+		other      runtime.Object
+		wantActive string
+		wantScale  int32
+	}{
+		{"a dry-run PodAutoscaler beside a stock HPA reports, unblocked, and writes no scale", dry,
+			stockHPA("vg1-vanguard", "apps/v1", "Deployment", "vg1-vanguard"), "True ValidMetricFound", 2},
+		{"a PodAutoscaler beside a dry-run one on its target scales, unblocked", func(*podpilotv1alpha1.PodAutoscaler) {},
+			seedAutoscaler(func(pa *podpilotv1alpha1.PodAutoscaler) { pa.Name = "dry"; dry(pa) }), "True ValidMetricFound", 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := append(append(seedPods(2), seedDeployment(2), seedAutoscaler(tt.self)), tt.other)
+			f := newFixture(t, qpsPerPod("3000", podNames(2)...), nil, objs...)
+			if err := f.sync(); err != nil {
+				t.Fatal(err)
+			}
+			pa := f.autoscaler()
+			if c := condition(pa, podpilotv1alpha1.ConditionScalingActive); c != tt.wantActive {
+				t.Errorf("ScalingActive = %s, want %s", c, tt.wantActive)
+			}
+			if pa.Status.DesiredReplicas != 3 {
+				t.Errorf("status.desiredReplicas = %d, want 3 (3000 per pod against 2000)", pa.Status.DesiredReplicas)
+			}
+			if got := f.replicas(""); got != tt.wantScale {
+				t.Errorf("replicas = %d, want %d", got, tt.wantScale)
+			}
+		})
+	}
+}
