@@ -267,6 +267,8 @@ var neededAccess = []access{
 	pp("update", "autoscaling.podpilot.io", "podautoscalers", "status", "demo", "web"),
 	pp("list", "apps", "deployments", "", "", ""), pp("watch", "apps", "deployments", "", "", ""),
 	pp("list", "apps", "statefulsets", "", "", ""), pp("watch", "apps", "statefulsets", "", "", ""),
+	pp("list", "apps", "replicasets", "", "", ""), pp("watch", "apps", "replicasets", "", "", ""),
+	pp("list", "autoscaling", "horizontalpodautoscalers", "", "", ""), pp("watch", "autoscaling", "horizontalpodautoscalers", "", "", ""),
 	pp("get", "apps", "deployments", "scale", "demo", "web"), pp("update", "apps", "deployments", "scale", "demo", "web"),
 	pp("get", "apps", "statefulsets", "scale", "demo", "db"), pp("update", "apps", "statefulsets", "scale", "demo", "db"),
 	pp("list", "metrics.k8s.io", "pods", "", "demo", ""),
@@ -290,6 +292,9 @@ var deniedAccess = []access{
 	pp("update", "apps", "deployments", "", "demo", "web"), pp("patch", "apps", "deployments", "", "demo", "web"),
 	pp("update", "apps", "statefulsets", "", "demo", "db"), pp("delete", "apps", "deployments", "", "demo", "web"),
 	pp("patch", "apps", "deployments", "scale", "demo", "web"),
+	// ReplicaSets and HorizontalPodAutoscalers are read, never written
+	pp("update", "apps", "replicasets", "scale", "demo", "web-5d8f"),
+	pp("update", "autoscaling", "horizontalpodautoscalers", "", "demo", "web"),
 	// a PodAutoscaler's status, never its spec
 	pp("update", "autoscaling.podpilot.io", "podautoscalers", "", "demo", "web"),
 	pp("create", "autoscaling.podpilot.io", "podautoscalers", "", "demo", ""),

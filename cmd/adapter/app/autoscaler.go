@@ -90,7 +90,8 @@ type metricSources interface {
 // scale writes (decisions come first), status writes (the controller's
 // StatusLimiter, which defers cosmetic writes), events, and the reads
 // (the lease, metrics.k8s.io). Its own metrics go to registry. Its pod,
-// deployment and statefulset informers come from the shared typed factory
+// deployment, statefulset, replicaset and horizontalpodautoscaler informers come
+// from the shared typed factory
 // kubeInf, which Run builds once for both halves.
 func newAutoscaler(o *Options, cfg *rest.Config, sources metricSources, registry compbasemetrics.KubeRegistry,
 	kubeInf kubeinformers.SharedInformerFactory) (*autoscaler, error) {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"unique"
 
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +24,8 @@ import (
 )
 
 // clusterInformers is podpilot's one cache of the cluster, shared by the metrics APIs and the
-// autoscaler: a typed factory (pods, deployments, statefulsets) and a metadata-only factory
+// autoscaler: a typed factory (pods, deployments, statefulsets, replicasets,
+// horizontalpodautoscalers) and a metadata-only factory
 // (every other resource a custom metric names, and nodes). Pods are cached once, typed, for
 // every reader. Every object is stripped by a transform to the fields its readers use.
 type clusterInformers struct {
@@ -84,15 +87,39 @@ func (c *clusterInformers) Shutdown() {
 }
 
 // stripTyped strips the typed factory's objects: pods to what the autoscaler and the metrics
-// APIs read (stripPod), everything else of its managed fields.
+// APIs read (stripPod), ReplicaSets and HorizontalPodAutoscalers to what the autoscaler reads
+// (stripReplicaSet, stripHPA), everything else of its managed fields.
 func (c *clusterInformers) stripTyped(obj any) (any, error) {
-	if p, ok := obj.(*corev1.Pod); ok {
-		return c.stripPod(p), nil
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		return c.stripPod(o), nil
+	case *appsv1.ReplicaSet:
+		return c.stripReplicaSet(o), nil
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		return stripHPA(o), nil
 	}
 	if m, err := apimeta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+// stripReplicaSet keeps what the autoscaler's ownership chain (Deployment → ReplicaSet → Pod)
+// reads: name, namespace, UID and owners.
+func (c *clusterInformers) stripReplicaSet(rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
+	return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
+		Name: rs.Name, Namespace: unique.Make(rs.Namespace).Value(), UID: rs.UID, ResourceVersion: rs.ResourceVersion,
+		OwnerReferences: c.shared.ownerList(rs.OwnerReferences),
+	}}
+}
+
+// stripHPA keeps what the autoscaler's two-autoscalers rule reads: name, namespace and the
+// scale target.
+func stripHPA(h *autoscalingv2.HorizontalPodAutoscaler) *autoscalingv2.HorizontalPodAutoscaler {
+	return &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: h.Name, Namespace: unique.Make(h.Namespace).Value(), UID: h.UID, ResourceVersion: h.ResourceVersion},
+		Spec:       autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: h.Spec.ScaleTargetRef},
+	}
 }
 
 // stripPod keeps what the pod's readers use: name, namespace, labels and owners (selectors,

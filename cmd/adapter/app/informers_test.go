@@ -6,9 +6,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 func fullPod() *corev1.Pod {
@@ -21,7 +24,7 @@ func fullPod() *corev1.Pod {
 			Labels:            map[string]string{"app": "vg1"},
 			Annotations:       map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{...}"},
 			ManagedFields:     []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
-			OwnerReferences:   []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "vg1-abc"}},
+			OwnerReferences:   []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "vg1-abc", UID: "rs1", Controller: ptr.To(true)}},
 			DeletionTimestamp: &now,
 		},
 		Spec: corev1.PodSpec{
@@ -77,6 +80,51 @@ func TestStripPodKeepsWhatItsReadersUseAndNothingElse(t *testing.T) {
 	}
 }
 
+func TestStripReplicaSetAndHPAKeepOnlyWhatTheAutoscalerReads(t *testing.T) {
+	owners := []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "vg1", UID: "d1", Controller: ptr.To(true)}}
+	meta := metav1.ObjectMeta{Name: "vg1-abc", Namespace: "ns", UID: "rs1", ResourceVersion: "4", OwnerReferences: owners,
+		Labels: map[string]string{"app": "vg1"}, Annotations: map[string]string{"deployment.kubernetes.io/revision": "3"},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}}
+	rs := &appsv1.ReplicaSet{ObjectMeta: meta, Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](3), Template: fullPodTemplate()},
+		Status: appsv1.ReplicaSetStatus{Replicas: 3}}
+	target := autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "vg1"}
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: meta, Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef: target, MaxReplicas: 5, Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.PodsMetricSourceType}}},
+		Status: autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 3}}
+	tests := []struct {
+		name    string
+		in, out any
+	}{
+		{"a ReplicaSet keeps its name, namespace, UID and owners (Deployment → ReplicaSet → Pod)", rs,
+			&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "vg1-abc", Namespace: "ns", UID: "rs1", ResourceVersion: "4", OwnerReferences: owners}}},
+		{"an HPA keeps its name, namespace and scale target (the two-autoscalers rule)", hpa,
+			&autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "vg1-abc", Namespace: "ns", UID: "rs1", ResourceVersion: "4"},
+				Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: target}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &clusterInformers{}
+			got, err := c.stripTyped(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.out, got); diff != "" {
+				t.Errorf("stripped (-want +got):\n%s", diff)
+			}
+			again, _ := c.stripTyped(got)
+			if diff := cmp.Diff(got, again); diff != "" {
+				t.Errorf("the transform is not idempotent (-once +twice):\n%s", diff)
+			}
+		})
+	}
+}
+
+// fullPodTemplate is fullPod's spec as a template.
+func fullPodTemplate() corev1.PodTemplateSpec {
+	p := fullPod()
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: p.Labels}, Spec: p.Spec}
+}
+
 func TestStripMetadataKeepsNameNamespaceAndLabels(t *testing.T) {
 	in := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 		Name: "n1", Labels: map[string]string{"pool": "gpu"}, ResourceVersion: "3",
@@ -99,7 +147,7 @@ func TestPodsOfOneWorkloadShareTheirLabelsOwnersAndRequests(t *testing.T) {
 	b.Name, b.UID = "p2", "u2"
 	// b is decoded separately: equal content, distinct maps and slices.
 	b.Labels = map[string]string{"app": "vg1"}
-	b.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "vg1-abc"}}
+	b.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "vg1-abc", UID: "rs1", Controller: ptr.To(true)}}
 	b.Spec.Containers[0].Resources.Requests = b.Spec.Containers[0].Resources.Requests.DeepCopy()
 	sa, sb := c.stripPod(a), c.stripPod(b)
 	if !sameMap(sa.Labels, sb.Labels) || &sa.OwnerReferences[0] != &sb.OwnerReferences[0] ||

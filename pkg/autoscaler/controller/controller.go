@@ -57,7 +57,8 @@ type Config struct {
 	// rescale, a new recommendation or a new generation waits for it; any other is deferred to the
 	// next round when the budget is spent.
 	StatusLimiter flowcontrol.RateLimiter
-	// KubeInformers provides the Pod, Deployment and StatefulSet informers.
+	// KubeInformers provides the Pod, Deployment, StatefulSet, ReplicaSet and
+	// HorizontalPodAutoscaler (autoscaling/v2) informers.
 	KubeInformers kubeinformers.SharedInformerFactory
 	// PodpilotInformers provides the PodAutoscaler informer.
 	PodpilotInformers externalversions.SharedInformerFactory
@@ -98,10 +99,14 @@ type Controller struct {
 
 	paInformer        cache.SharedIndexInformer
 	paLister          podpilotlisters.PodAutoscalerLister
+	paIndexer         cache.Indexer
 	podLister         corelisters.PodLister
 	podIndexer        cache.Indexer
 	deploymentLister  appslisters.DeploymentLister
 	statefulSetLister appslisters.StatefulSetLister
+	replicaSetLister  appslisters.ReplicaSetLister
+	replicaSetIndexer cache.Indexer
+	hpaIndexer        cache.Indexer
 	synced            []cache.InformerSynced
 
 	running  atomic.Bool
@@ -135,16 +140,23 @@ func New(cfg Config) (*Controller, error) {
 	pods := cfg.KubeInformers.Core().V1().Pods()
 	deployments := cfg.KubeInformers.Apps().V1().Deployments()
 	statefulSets := cfg.KubeInformers.Apps().V1().StatefulSets()
-	if err := addPodLabelIndex(pods.Informer()); err != nil {
-		return nil, fmt.Errorf("index pods by label: %w", err)
+	replicaSets := cfg.KubeInformers.Apps().V1().ReplicaSets()
+	hpas := cfg.KubeInformers.Autoscaling().V2().HorizontalPodAutoscalers()
+	if err := errors.Join(addPodLabelIndex(pods.Informer()), addIndex(replicaSets.Informer(), controllerUIDIndex, controllerUIDIndexFunc),
+		addIndex(hpas.Informer(), scaleTargetIndex, hpaScaleTargetIndexFunc), addIndex(pas.Informer(), scaleTargetIndex, paScaleTargetIndexFunc)); err != nil {
+		return nil, fmt.Errorf("index the informers: %w", err)
 	}
 	c := &Controller{
 		kube: cfg.KubeClient, podpilot: cfg.PodpilotClient, statusRL: cfg.StatusLimiter, recorder: cfg.Recorder, clock: cfg.Clock,
 		opts: cfg.Options, fetcher: fetcher, scrapes: scrapes, metrics: cfg.Metrics,
-		paInformer: pas.Informer(), paLister: pas.Lister(), podLister: pods.Lister(), podIndexer: pods.Informer().GetIndexer(),
+		paInformer: pas.Informer(), paLister: pas.Lister(), paIndexer: pas.Informer().GetIndexer(),
+		podLister: pods.Lister(), podIndexer: pods.Informer().GetIndexer(),
 		deploymentLister: deployments.Lister(), statefulSetLister: statefulSets.Lister(),
+		replicaSetLister: replicaSets.Lister(), replicaSetIndexer: replicaSets.Informer().GetIndexer(),
+		hpaIndexer: hpas.Informer().GetIndexer(),
 		synced: []cache.InformerSynced{pas.Informer().HasSynced, pods.Informer().HasSynced,
-			deployments.Informer().HasSynced, statefulSets.Informer().HasSynced},
+			deployments.Informer().HasSynced, statefulSets.Informer().HasSynced,
+			replicaSets.Informer().HasSynced, hpas.Informer().HasSynced},
 	}
 	if err := cfg.Metrics.watch(c.paLister, c.running.Load, cfg.Options); err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -96,20 +97,55 @@ func usagePerPod(cpu, memory string, pods ...string) resourceFunc {
 
 // podNames returns the names of n pods of the seed's deployment.
 func podNames(n int) []string {
+	return podNamesWith("vg1-vanguard", n)
+}
+
+// podNamesWith returns the names prefix-0, prefix-1, ... of n pods.
+func podNamesWith(prefix string, n int) []string {
 	names := make([]string, n)
 	for i := range names {
-		names[i] = fmt.Sprintf("vg1-vanguard-%d", i)
+		names[i] = fmt.Sprintf("%s-%d", prefix, i)
 	}
 	return names
 }
 
-// seedPods returns n ready pods requesting 500m cpu and 512Mi memory, started an hour ago.
+// UIDs of the seed's workloads and of the Deployment's ReplicaSet, which their pods' and
+// ReplicaSet's controller references name.
+const (
+	deploymentUID  types.UID = "uid-deployment-vg1-vanguard"
+	replicaSetUID  types.UID = "uid-replicaset-vg1-vanguard-5d8f"
+	statefulSetUID types.UID = "uid-statefulset-vg1-vanguard"
+)
+
+// controllerRef is a controller reference to kind/name with uid.
+func controllerRef(kind, name string, uid types.UID) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: ptr.To(true)}
+}
+
+// seedReplicaSet is the ReplicaSet of the seed's Deployment that owns seedPods' pods.
+func seedReplicaSet() *appsv1.ReplicaSet {
+	return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "vg1-vanguard-5d8f", Namespace: ns, UID: replicaSetUID,
+		OwnerReferences: []metav1.OwnerReference{controllerRef("Deployment", "vg1-vanguard", deploymentUID)}}}
+}
+
+// seedPods returns n ready pods of the seed's Deployment (vg1-vanguard-0, ...) requesting 500m
+// cpu and 512Mi memory, started an hour ago, followed by the ReplicaSet that owns them.
 func seedPods(n int) []runtime.Object {
+	return append(ownedPods(podNames(n), controllerRef("ReplicaSet", "vg1-vanguard-5d8f", replicaSetUID)), seedReplicaSet())
+}
+
+// statefulSetPods returns seedPods' pods named names, owned by the seed's StatefulSet.
+func statefulSetPods(names ...string) []runtime.Object {
+	return ownedPods(names, controllerRef("StatefulSet", "vg1-vanguard", statefulSetUID))
+}
+
+// ownedPods returns seedPods' pods named names, controlled by owner.
+func ownedPods(names []string, owner metav1.OwnerReference) []runtime.Object {
 	var out []runtime.Object
-	for _, name := range podNames(n) {
+	for _, name := range names {
 		start := metav1.NewTime(now.Add(-time.Hour))
 		out = append(out, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: podLabels},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: podLabels, OwnerReferences: []metav1.OwnerReference{owner}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "vanguard", Resources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")},
 			}}}},
@@ -122,7 +158,7 @@ func seedPods(n int) []runtime.Object {
 
 func seedDeployment(replicas int32) *appsv1.Deployment {
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "vg1-vanguard", Namespace: ns, ResourceVersion: "1"},
+		ObjectMeta: metav1.ObjectMeta{Name: "vg1-vanguard", Namespace: ns, UID: deploymentUID, ResourceVersion: "1"},
 		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: podLabels}},
 		Status:     appsv1.DeploymentStatus{Replicas: replicas},
 	}
@@ -130,7 +166,7 @@ func seedDeployment(replicas int32) *appsv1.Deployment {
 
 func seedStatefulSet(replicas int32) *appsv1.StatefulSet {
 	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "vg1-vanguard", Namespace: ns, ResourceVersion: "1"},
+		ObjectMeta: metav1.ObjectMeta{Name: "vg1-vanguard", Namespace: ns, UID: statefulSetUID, ResourceVersion: "1"},
 		Spec:       appsv1.StatefulSetSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: podLabels}},
 		Status:     appsv1.StatefulSetStatus{Replicas: replicas},
 	}
@@ -238,6 +274,10 @@ func (f *fixture) seedCaches() {
 	replace(f.t, f.kubeInf.Core().V1().Pods().Informer(), pods.Items)
 	replace(f.t, f.kubeInf.Apps().V1().Deployments().Informer(), deployments.Items)
 	replace(f.t, f.kubeInf.Apps().V1().StatefulSets().Informer(), statefulSets.Items)
+	replicaSets, _ := f.kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+	hpas, _ := f.kube.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, metav1.ListOptions{})
+	replace(f.t, f.kubeInf.Apps().V1().ReplicaSets().Informer(), replicaSets.Items)
+	replace(f.t, f.kubeInf.Autoscaling().V2().HorizontalPodAutoscalers().Informer(), hpas.Items)
 }
 
 func replace[T any](t *testing.T, inf cache.SharedIndexInformer, items []T) {

@@ -294,7 +294,7 @@ func errorKind(err error) string {
 		return errorNone
 	case errors.Is(err, podpilotv1alpha1.ErrUnsupportedScaleTargetKind), errors.Is(err, ErrNoSelector),
 		errors.Is(err, decision.ErrNoMetricSpecs), errors.Is(err, decision.ErrUnknownMetricKind),
-		errors.Is(err, replicas.ErrInvalidTarget):
+		errors.Is(err, replicas.ErrInvalidTarget), errors.Is(err, ErrAmbiguousScaleTarget):
 		return errorSpec
 	}
 	return errorInternal

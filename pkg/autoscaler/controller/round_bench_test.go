@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 	"k8s.io/utils/ptr"
@@ -32,13 +33,17 @@ func BenchmarkSteadyRound(b *testing.B) {
 			for i := range n {
 				space, name := fmt.Sprintf("ns%d", i%10), fmt.Sprintf("w%d", i)
 				lbl := map[string]string{"app": name}
-				objs = append(objs, &appsv1.Deployment{
-					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: space, ResourceVersion: "1"},
+				uid := types.UID(space + "-" + name)
+				rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name + "-5d8f", Namespace: space, UID: uid + "-rs",
+					OwnerReferences: []metav1.OwnerReference{controllerRef("Deployment", name, uid)}}}
+				objs = append(objs, rs, &appsv1.Deployment{
+					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: space, UID: uid, ResourceVersion: "1"},
 					Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: lbl}},
 				})
 				for j := range 2 {
 					pod := seedPods(1)[0].(*corev1.Pod)
 					pod.Name, pod.Namespace, pod.Labels = fmt.Sprintf("%s-%d", name, j), space, lbl
+					pod.OwnerReferences = []metav1.OwnerReference{controllerRef("ReplicaSet", rs.Name, rs.UID)}
 					objs = append(objs, pod)
 					pods[space] = append(pods[space], pod.Name)
 				}
@@ -70,6 +75,9 @@ func BenchmarkSteadyRound(b *testing.B) {
 			}
 			round()
 			seed()
+			if pa, _ := f.podpilot.AutoscalingV1alpha1().PodAutoscalers(keys[0].Namespace).Get(b.Context(), keys[0].Name, metav1.GetOptions{}); condition(pa, podpilotv1alpha1.ConditionSelectorOverlap) != "False OwnPodsOnly" {
+				b.Fatalf("SelectorOverlap = %s, want each Deployment's pods its own", condition(pa, podpilotv1alpha1.ConditionSelectorOverlap))
+			}
 			f.podpilot.ClearActions()
 			b.ResetTimer()
 			for b.Loop() {
@@ -89,6 +97,7 @@ func seedNamespace(b *testing.B, f *fixture, space string) {
 	pas, _ := f.podpilot.AutoscalingV1alpha1().PodAutoscalers(space).List(ctx, metav1.ListOptions{})
 	pods, _ := f.kube.CoreV1().Pods(space).List(ctx, metav1.ListOptions{})
 	deployments, _ := f.kube.AppsV1().Deployments(space).List(ctx, metav1.ListOptions{})
+	replicaSets, _ := f.kube.AppsV1().ReplicaSets(space).List(ctx, metav1.ListOptions{})
 	add := func(inf cache.SharedIndexInformer, objs []any) {
 		for _, o := range objs {
 			if err := inf.GetIndexer().Update(o); err != nil {
@@ -109,4 +118,9 @@ func seedNamespace(b *testing.B, f *fixture, space string) {
 	add(f.ppInf.Autoscaling().V1alpha1().PodAutoscalers().Informer(), a)
 	add(f.kubeInf.Core().V1().Pods().Informer(), p)
 	add(f.kubeInf.Apps().V1().Deployments().Informer(), d)
+	var r []any
+	for i := range replicaSets.Items {
+		r = append(r, &replicaSets.Items[i])
+	}
+	add(f.kubeInf.Apps().V1().ReplicaSets().Informer(), r)
 }

@@ -51,15 +51,19 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	}
 	setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, ReasonSucceededGetScale,
 		"the PodAutoscaler controller was able to get the target's current scale", now)
-	pods, err := c.selectPods(pa.Namespace, t.selector)
+	if refused, err := c.refuseIfAmbiguous(ctx, shared, pa, t, rec, now); refused || err != nil {
+		return err
+	}
+	pods, err := c.podsOfTarget(pa.Namespace, t)
 	if err != nil {
 		return fmt.Errorf("list pods of %s in namespace %s: %w", t.reference, pa.Namespace, err)
 	}
+	c.reportOverlap(shared, pa, t, pods, now)
 
 	in := decision.Input{
 		SpecReplicas: t.specReplicas, StatusReplicas: t.statusReplicas,
 		MinReplicas: pa.Spec.MinReplicasOrDefault(), MaxReplicas: pa.Spec.MaxReplicas,
-		Pods: podsOf(pods), Metrics: c.metricsOf(ctx, pa, rec), Behavior: specconv.Behavior(pa.Spec.Behavior),
+		Pods: podsOf(pods.own), Metrics: c.metricsOf(ctx, pa, rec), Behavior: specconv.Behavior(pa.Spec.Behavior),
 		History: historyOf(pa.Status), Config: c.opts.decisionConfig(), Now: now,
 		ScaledToZero: meta.IsStatusConditionTrue(pa.Status.Conditions, podpilotv1alpha1.ConditionScaledToZero),
 	}

@@ -76,7 +76,7 @@ func TestScalesOnCustomMetric(t *testing.T) {
 		{
 			name:   "a statefulset target, kind matched case-insensitively, scales through its scale subresource",
 			kind:   "statefulset",
-			objs:   append(seedPods(2), seedStatefulSet(2)),
+			objs:   append(statefulSetPods(podNames(2)...), seedStatefulSet(2)),
 			custom: qpsPerPod("3000", podNames(2)...),
 			mutate: func(pa *podpilotv1alpha1.PodAutoscaler) { pa.Spec.ScaleTargetKind = "StatefulSet" },
 			want: outcome{Replicas: 3, Current: 2, Desired: 3, Targets: "3k/2k",
@@ -302,7 +302,8 @@ func TestDeletedAutoscalerIsNotAnError(t *testing.T) {
 
 func TestAutoscalersSharingAMetricShareOneSourceCallPerRound(t *testing.T) {
 	var calls int
-	serve := qpsPerPod("3000", podNames(2)...)
+	stsPods := podNamesWith("vg1-vanguard-sts", 2)
+	serve := qpsPerPod("3000", append(podNames(2), stsPods...)...)
 	counting := customFunc(func(ctx context.Context, ns string, sel labels.Selector, info provider.CustomMetricInfo, msel labels.Selector) (*custom_metrics.MetricValueList, error) {
 		calls++
 		return serve(ctx, ns, sel, info, msel)
@@ -310,7 +311,8 @@ func TestAutoscalersSharingAMetricShareOneSourceCallPerRound(t *testing.T) {
 	second := seedAutoscaler(func(pa *podpilotv1alpha1.PodAutoscaler) {
 		pa.Name, pa.Spec.ScaleTargetKind = "hpa-vg1-vanguard-sts", podpilotv1alpha1.ScaleTargetStatefulSet
 	})
-	f := newFixture(t, counting, nil, append(seedPods(2), seedDeployment(2), seedStatefulSet(2), seedAutoscaler(), second)...)
+	objs := append(append(seedPods(2), statefulSetPods(stsPods...)...), seedDeployment(2), seedStatefulSet(2), seedAutoscaler(), second)
+	f := newFixture(t, counting, nil, objs...)
 	if err := f.sync(); err != nil {
 		t.Fatal(err)
 	}

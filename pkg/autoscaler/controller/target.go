@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 )
@@ -26,6 +27,9 @@ type target struct {
 	kind podpilotv1alpha1.ScaleTargetKind
 	// reference is "Kind/name", for status.reference.
 	reference string
+	// uid is the workload's, which its pods' (StatefulSet) or ReplicaSets' (Deployment)
+	// controller references name.
+	uid types.UID
 	// specReplicas and statusReplicas are the target's spec.replicas and status.replicas.
 	specReplicas, statusReplicas int32
 	// resourceVersion is the cached workload's, which its scale subresource shares.
@@ -55,13 +59,13 @@ func (c *Controller) resolveTarget(pa *podpilotv1alpha1.PodAutoscaler) (target, 
 		if err != nil {
 			return target{}, fmt.Errorf("get scale target %s in namespace %s: %w", ref, ns, err)
 		}
-		replicas, selector, t.statusReplicas, t.resourceVersion = d.Spec.Replicas, d.Spec.Selector, d.Status.Replicas, d.ResourceVersion
+		replicas, selector, t.statusReplicas, t.resourceVersion, t.uid = d.Spec.Replicas, d.Spec.Selector, d.Status.Replicas, d.ResourceVersion, d.UID
 	case podpilotv1alpha1.ScaleTargetStatefulSet:
 		s, err := c.statefulSetLister.StatefulSets(ns).Get(name)
 		if err != nil {
 			return target{}, fmt.Errorf("get scale target %s in namespace %s: %w", ref, ns, err)
 		}
-		replicas, selector, t.statusReplicas, t.resourceVersion = s.Spec.Replicas, s.Spec.Selector, s.Status.Replicas, s.ResourceVersion
+		replicas, selector, t.statusReplicas, t.resourceVersion, t.uid = s.Spec.Replicas, s.Spec.Selector, s.Status.Replicas, s.ResourceVersion, s.UID
 	}
 	t.specReplicas = 1
 	if replicas != nil {

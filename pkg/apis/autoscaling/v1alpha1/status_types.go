@@ -38,6 +38,14 @@ const (
 	ConditionScaledToZero = "ScaledToZero"
 )
 
+// Condition types podpilot adds to autoscaling/v2's.
+const (
+	// ConditionSelectorOverlap says whether pods that match the scale
+	// target's selector but are not the target's own (another workload's,
+	// or nobody's) were left out of the computation.
+	ConditionSelectorOverlap = "SelectorOverlap"
+)
+
 // PodAutoscalerStatus is the last observed state of a PodAutoscaler,
 // including the history its stabilization windows and scaling policies
 // need, so that a restart or a change of leader keeps it.
@@ -74,7 +82,8 @@ type PodAutoscalerStatus struct {
 	// +kubebuilder:validation:MaxItems=42
 	// +optional
 	CurrentMetrics []MetricStatus `json:"currentMetrics,omitempty"`
-	// Conditions are AbleToScale, ScalingActive, ScalingLimited and ScaledToZero.
+	// Conditions are AbleToScale, ScalingActive and ScalingLimited, as in
+	// autoscaling/v2, ScaledToZero and SelectorOverlap.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
