@@ -51,16 +51,16 @@ type Config struct {
 // Metric names the bench's exporter serves per pod (a gauge), and the
 // autoscalers' target per pod.
 const (
-	loadMetric    = "bench_load"
+	loadMetric = "bench_load"
 	// stepCounter is a per-pod counter growing at the same per-pod rate as
 	// loadMetric; the default rules serve it rated over 1m as
 	// stepRateMetric, and the bench's extra rule (fastRule) as stepFastMetric.
 	stepCounter    = "bench_step_total"
 	stepRateMetric = "bench_step_per_second"
 	stepFastMetric = "bench_step_fast"
-	targetPerPod  = 100
-	baseReplicas  = 2
-	maxReplicas   = 20
-	benchLabel    = "podpilot-bench"
-	benchNSPrefix = "bench-"
+	targetPerPod   = 100
+	baseReplicas   = 2
+	maxReplicas    = 20
+	benchLabel     = "podpilot-bench"
+	benchNSPrefix  = "bench-"
 )
