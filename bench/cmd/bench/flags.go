@@ -60,12 +60,7 @@ func parseFlags(args []string) (options, error) {
 	}
 	o.args = args
 	if full {
-		sizes, series, pods = "100,1000,5000", "0,10000,100000", "1000,10000,50000"
-		explicit := false
-		fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "scenarios" })
-		if !explicit {
-			scenarios += ",g"
-		}
+		sizes, series, pods, scenarios = fullRun(fs, scenarios)
 	}
 	var err error
 	if c.Sizes, err = ints(sizes); err != nil {
@@ -121,4 +116,14 @@ func ints(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// fullRun returns the sizes of --full, and the scenarios with g added unless --scenarios was given.
+func fullRun(fs *flag.FlagSet, scenarios string) (sizes, series, pods, withG string) {
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "scenarios" })
+	if !explicit {
+		scenarios += ",g"
+	}
+	return "100,1000,5000", "0,10000,100000", "1000,10000,50000", scenarios
 }
