@@ -16,6 +16,8 @@
 #   HPA_DOWNSCALE_STABILIZATION  its downscale stabilization window (default 30s)
 #   PROMETHEUS_SCRAPE_INTERVAL   Prometheus scrape interval (default 1s)
 #   KWOK_NODE_PODS               pods the fake node can hold (default 500)
+#   KCM_KUBE_API_QPS             kube-controller-manager's --kube-api-qps (default 20, its own default)
+#   KCM_KUBE_API_BURST           its --kube-api-burst (default 30, its own default)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -24,6 +26,8 @@ HPA_SYNC_PERIOD=${HPA_SYNC_PERIOD:-5s}
 HPA_DOWNSCALE_STABILIZATION=${HPA_DOWNSCALE_STABILIZATION:-30s}
 PROMETHEUS_SCRAPE_INTERVAL=${PROMETHEUS_SCRAPE_INTERVAL:-1s}
 KWOK_NODE_PODS=${KWOK_NODE_PODS:-500}
+KCM_KUBE_API_QPS=${KCM_KUBE_API_QPS:-20}
+KCM_KUBE_API_BURST=${KCM_KUBE_API_BURST:-30}
 KWOK_NODE=kwok-node-0
 PROMETHEUS=${PROMETHEUS:-$(command -v prometheus || echo /usr/bin/prometheus)}
 
@@ -165,7 +169,8 @@ start_controller_manager() {
     --service-account-private-key-file "$STATE/pki/sa.key" --root-ca-file "$STATE/pki/ca.crt" \
     --horizontal-pod-autoscaler-sync-period "$HPA_SYNC_PERIOD" \
     --horizontal-pod-autoscaler-downscale-stabilization "$HPA_DOWNSCALE_STABILIZATION" \
-    --concurrent-deployment-syncs 10 --concurrent-replicaset-syncs 10 --profiling=false
+    --concurrent-deployment-syncs 10 --concurrent-replicaset-syncs 10 --profiling=false \
+    --kube-api-qps "$KCM_KUBE_API_QPS" --kube-api-burst "$KCM_KUBE_API_BURST"
   wait_for kube-controller-manager curl -sfk "https://127.0.0.1:$KCM_PORT/healthz"
 }
 

@@ -38,6 +38,9 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&c.APIDuration, "api-duration", 15*time.Second, "measured load per target in scenario a")
 	fs.IntVar(&c.ReactSteps, "react-steps", 10, "staggered steps per autoscaler kind in scenario d")
 	fs.StringVar(&series, "memory-series", "0,10000", "comma-separated extra Prometheus series for scenario e, ascending")
+	fs.IntVar(&c.StockHPAMax, "stock-hpa-max", 0, "largest N at which scenario c also runs the stock HPA (0: every N); above it, PodAutoscalers only")
+	fs.IntVar(&c.KCMQPS, "kcm-qps", 20, "kube-controller-manager's --kube-api-qps (its default: 20); its HPA controller and the pod creation run within it")
+	fs.IntVar(&c.KCMBurst, "kcm-burst", 30, "kube-controller-manager's --kube-api-burst (its default: 30)")
 	fs.StringVar(&pods, "pods", "1000,5000", "comma-separated pod counts for scenario g, ascending (level 0 is always measured)")
 	fs.IntVar(&c.MetricNames, "metric-names", 1000, "metric names the extra series of scenario e are spread over")
 	fs.DurationVar(&c.ScrapeInterval, "scrape-interval", 15*time.Second, "Prometheus scrape interval")
@@ -92,6 +95,12 @@ func defaultTimeout(c scenario.Config, full bool) time.Duration {
 	d := 20 * time.Minute
 	if full {
 		d = 6 * time.Hour
+	}
+	if c.Scenarios["b"] || c.Scenarios["c"] {
+		// Creating, resetting and stepping N Deployments at kube-controller-manager's 20 QPS.
+		for _, n := range c.Sizes {
+			d += time.Duration(n) * 1500 * time.Millisecond
+		}
 	}
 	if c.Scenarios["g"] && len(c.Pods) > 0 {
 		d += time.Duration(c.Pods[len(c.Pods)-1]) * 120 * time.Millisecond

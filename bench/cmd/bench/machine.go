@@ -97,6 +97,8 @@ func settings(o options) []report.KV {
 		{Key: "sizes N (b, c)", Value: strings.Trim(fmt.Sprint(c.Sizes), "[]")},
 		{Key: "namespaces", Value: fmt.Sprint(c.Namespaces)},
 		{Key: "steady window", Value: fmt.Sprintf("%d sync periods", c.Rounds)},
+		{Key: "stock HPA in c", Value: stockHPASizes(c.StockHPAMax)},
+		{Key: "kube-controller-manager client", Value: fmt.Sprintf("--kube-api-qps=%d --kube-api-burst=%d", c.KCMQPS, c.KCMBurst)},
 		{Key: "Prometheus scrape interval", Value: c.ScrapeInterval.String()},
 		{Key: "HPA and PodAutoscaler sync period", Value: c.SyncPeriod.String()},
 		{Key: "discovery relist interval", Value: c.RelistInterval.String()},
@@ -108,4 +110,12 @@ func settings(o options) []report.KV {
 		{Key: "prometheus-adapter", Value: adapter},
 		{Key: "rules", Value: "podpilot's default rules (pkg/provider/rules.DefaultYAML)"},
 	}
+}
+
+// stockHPASizes says at which N scenario c runs the stock HPA.
+func stockHPASizes(limit int) string {
+	if limit <= 0 {
+		return "at every N"
+	}
+	return fmt.Sprintf("up to N = %d (--stock-hpa-max); PodAutoscalers only above", limit)
 }

@@ -3,6 +3,8 @@ package promtext
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
@@ -56,6 +58,47 @@ func (f Families) HistogramSum(name string, match map[string]string) (sum, count
 		}
 	}
 	return sum, count
+}
+
+// HistogramMaxBound returns the upper bound of the highest bucket of
+// histogram name (series whose labels include match) that gained observations
+// between before and f: an upper bound of the largest observation in between.
+// It is 0 when nothing was observed, +Inf when the largest fell past the last
+// finite bucket.
+func (f Families) HistogramMaxBound(before Families, name string, match map[string]string) float64 {
+	gained := func(fam Families) (buckets map[float64]float64, count float64) {
+		buckets = map[float64]float64{}
+		for _, m := range fam.metrics(name, match) {
+			h := m.GetHistogram()
+			if h == nil {
+				continue
+			}
+			for _, b := range h.GetBucket() {
+				buckets[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+			}
+			count += float64(h.GetSampleCount())
+		}
+		return buckets, count
+	}
+	now, nowCount := gained(f)
+	then, thenCount := gained(before)
+	// Cumulative counts: the largest observation lies in the lowest bucket
+	// whose gain equals the total gain.
+	total := nowCount - thenCount
+	if total <= 0 {
+		return 0
+	}
+	bounds := make([]float64, 0, len(now))
+	for b := range now {
+		bounds = append(bounds, b)
+	}
+	slices.Sort(bounds)
+	for _, b := range bounds {
+		if now[b]-then[b] >= total {
+			return b
+		}
+	}
+	return math.Inf(1)
 }
 
 // Names returns the family names that start with prefix and end with suffix.

@@ -1,6 +1,7 @@
 package promtext
 
 import (
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -56,5 +57,56 @@ func TestHistogramSumReturnsSumAndCount(t *testing.T) {
 	sum, count := f.HistogramSum("podpilot_prometheus_client_request_duration_seconds", nil)
 	if count != 5 || sum < 0.399 || sum > 0.401 {
 		t.Errorf("HistogramSum = %v, %v; want 0.4, 5", sum, count)
+	}
+}
+
+func TestHistogramMaxBoundIsTheLowestBucketHoldingEveryNewObservation(t *testing.T) {
+	const before = `# TYPE round_seconds histogram
+round_seconds_bucket{le="1"} 3
+round_seconds_bucket{le="2"} 4
+round_seconds_bucket{le="+Inf"} 4
+round_seconds_sum 3
+round_seconds_count 4
+`
+	for _, c := range []struct {
+		name, now string
+		want      float64
+	}{
+		{"nothing new", before, 0},
+		{"new ones below 1", `# TYPE round_seconds histogram
+round_seconds_bucket{le="1"} 5
+round_seconds_bucket{le="2"} 6
+round_seconds_bucket{le="+Inf"} 6
+round_seconds_sum 4
+round_seconds_count 6
+`, 1},
+		{"largest new one in the second bucket", `# TYPE round_seconds histogram
+round_seconds_bucket{le="1"} 4
+round_seconds_bucket{le="2"} 6
+round_seconds_bucket{le="+Inf"} 6
+round_seconds_sum 6
+round_seconds_count 6
+`, 2},
+		{"largest new one past the last bound", `# TYPE round_seconds histogram
+round_seconds_bucket{le="1"} 3
+round_seconds_bucket{le="2"} 4
+round_seconds_bucket{le="+Inf"} 5
+round_seconds_sum 9
+round_seconds_count 5
+`, math.Inf(1)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := Parse([]byte(before))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := Parse([]byte(c.now))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := n.HistogramMaxBound(b, "round_seconds", nil); got != c.want {
+				t.Errorf("HistogramMaxBound = %v, want %v", got, c.want)
+			}
+		})
 	}
 }

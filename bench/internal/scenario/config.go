@@ -24,6 +24,14 @@ type Config struct {
 	Namespaces int
 	// Rounds is how many sync periods a steady-state window lasts.
 	Rounds int
+	// StockHPAMax is the largest N scenario c also runs the stock HPA at
+	// (0: every N); above it only PodAutoscalers run.
+	StockHPAMax int
+	// KCMQPS and KCMBurst are kube-controller-manager's client budget
+	// (--kube-api-qps, --kube-api-burst; 20 and 30 are its defaults). Its
+	// ReplicaSet controller creates the bench's pods within it, and its HPA
+	// controller writes within it.
+	KCMQPS, KCMBurst int
 
 	// APIPods, APIConcurrency and APIDuration shape scenario a.
 	APIPods        int

@@ -55,6 +55,8 @@ func Start(ctx context.Context, cfg Config, kwokPods int, log io.Writer, outDir,
 		"HPA_SYNC_PERIOD":            cfg.SyncPeriod.String(),
 		"PROMETHEUS_SCRAPE_INTERVAL": cfg.ScrapeInterval.String(),
 		"KWOK_NODE_PODS":             strconv.Itoa(kwokPods),
+		"KCM_KUBE_API_QPS":           strconv.Itoa(cfg.KCMQPS),
+		"KCM_KUBE_API_BURST":         strconv.Itoa(cfg.KCMBurst),
 	} {
 		if err := os.Setenv(k, v); err != nil {
 			return nil, fmt.Errorf("set %s: %w", k, err)

@@ -25,6 +25,13 @@ type Phase struct {
 	failedGet                           int
 	// paRoundSpans are the spans of the PodAutoscaler status-write bursts of the steady window.
 	paRoundSpans []float64
+	// paRoundMax bounds the longest round of the steady window from above
+	// (podpilot_autoscaler_round_duration_seconds' highest bucket that gained
+	// observations; a round runs from the first sync after an idle queue until
+	// it is idle again, so with rounds aligned to one scrape it is the full
+	// round of every PodAutoscaler due then); paLateness is
+	// podpilot_autoscaler_round_lateness_seconds at the window's end.
+	paRoundMax, paLateness float64
 	paWrites     int
 	histograms   []string
 	// The step 100 → 300 per pod: time to the first and last Deployment resized.
@@ -50,7 +57,12 @@ func (e *Env) Scale(ctx context.Context, n int) ([]Phase, error) {
 		return nil, err
 	}
 	var out []Phase
-	for _, k := range []kind{kindHPA, kindPA} {
+	kinds := []kind{kindHPA, kindPA}
+	if e.Cfg.StockHPAMax > 0 && n > e.Cfg.StockHPAMax {
+		e.logf("b/c N=%d: above --stock-hpa-max=%d, PodAutoscalers only", n, e.Cfg.StockHPAMax)
+		kinds = []kind{kindPA}
+	}
+	for _, k := range kinds {
 		p, err := e.runPhase(ctx, k, ws, nss)
 		if err != nil {
 			return out, fmt.Errorf("%s at N=%d: %w", k, n, err)
@@ -100,6 +112,9 @@ func (e *Env) runPhase(ctx context.Context, k kind, ws []workload, nss []string)
 	return p, e.step(ctx, &p, ws)
 }
 
+// roundHistogram is podpilot's histogram of autoscaler round durations.
+const roundHistogram = "podpilot_autoscaler_round_duration_seconds"
+
 // steady measures Rounds sync periods of the steady state.
 func (e *Env) steady(ctx context.Context, p *Phase, nss []string) error {
 	window := time.Duration(e.Cfg.Rounds) * e.Cfg.SyncPeriod
@@ -139,6 +154,8 @@ func (e *Env) steady(ctx context.Context, p *Phase, nss []string) error {
 		writes := e.Watch.PodAutoscalerWrites(s0.at, s1.at)
 		p.paWrites = len(writes)
 		p.paRoundSpans = burstSpans(writes, e.Cfg.SyncPeriod/3)
+		p.paRoundMax = s1.podpilot.HistogramMaxBound(s0.podpilot, roundHistogram, nil)
+		p.paLateness = s1.podpilot.Sum("podpilot_autoscaler_round_lateness_seconds", nil)
 	}
 	return nil
 }

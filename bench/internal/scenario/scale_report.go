@@ -26,9 +26,9 @@ func (e *Env) ScaleSections(bySize map[int][]Phase) ([]report.Section, error) {
 			"on the same metric and target. The step sets every Deployment from 100 to 300 per pod; first/last = step → the first/last Deployment's " +
 			"`spec.replicas` changed. Writes are kube-apiserver `apiserver_request_total` deltas (POST/PUT/PATCH/APPLY/DELETE on HPAs, " +
 			"PodAutoscalers, Deployments' scale subresource and events; events include the Deployment controller's ScalingReplicaSet). CPU is the autoscaler's process: kube-controller-manager (all its controllers) or podpilot. " +
-			"PA round = span of one burst of PodAutoscaler status writes (watched) in the steady window."}
+			"PA round = the longest round of the steady window, as an upper bound from podpilot_autoscaler_round_duration_seconds (a round runs from the first sync after an idle queue until the queue is idle again: with rounds aligned to one scrape, every PodAutoscaler due then). Full rounds must fit in one sync period."}
 	ct := report.Table{Header: []string{"N", "autoscaler", "first s", "last s", "× HPA last", "resized", "queries/round", "× HPA",
-		"writes/round (steady)", "× HPA", "writes in step", "CPU s/round", "podpilot RSS MiB", "PA round s"}}
+		"writes/round (steady)", "× HPA", "writes in step", "CPU s/round", "podpilot RSS MiB", "PA round s (max)"}}
 	var sizes []float64
 	var qHPA, qPA, lastHPA, lastPA, roundPA []float64
 	for _, n := range sortedSizes(bySize) {
@@ -55,7 +55,7 @@ func (e *Env) ScaleSections(bySize map[int][]Phase) ([]report.Section, error) {
 		}
 		qHPA, lastHPA = append(qHPA, field(h, func(x *Phase) float64 { return x.queries })), append(lastHPA, field(h, func(x *Phase) float64 { return x.last.Seconds() }))
 		qPA, lastPA = append(qPA, field(p, func(x *Phase) float64 { return x.queries })), append(lastPA, field(p, func(x *Phase) float64 { return x.last.Seconds() }))
-		roundPA = append(roundPA, field(p, func(x *Phase) float64 { return stats.Summarize(x.paRoundSpans).P50 }))
+		roundPA = append(roundPA, field(p, func(x *Phase) float64 { return x.paRoundMax }))
 	}
 	b.Tables, c.Tables = []report.Table{bt}, []report.Table{ct}
 	img1, err := e.writeSVG("queries-vs-n", svg.Line{Title: "Prometheus queries per sync round vs N", Subtitle: "steady state, counted by podpilot",
@@ -66,7 +66,7 @@ func (e *Env) ScaleSections(bySize map[int][]Phase) ([]report.Section, error) {
 	}
 	img2, err := e.writeSVG("round-vs-n", svg.Line{Title: "Step → last Deployment resized, and PA round, vs N", Subtitle: "seconds",
 		XLabel: "N autoscalers", YLabel: "seconds", X: sizes,
-		Series: []svg.Series{{Name: "HPA last resized", Y: lastHPA}, {Name: "PA last resized", Y: lastPA}, {Name: "PA round (status burst)", Y: roundPA}}}.Render())
+		Series: []svg.Series{{Name: "HPA last resized", Y: lastHPA}, {Name: "PA last resized", Y: lastPA}, {Name: "PA longest round (≤)", Y: roundPA}}}.Render())
 	if err != nil {
 		return nil, err
 	}
@@ -79,10 +79,7 @@ func phaseRow(x, hpa *Phase) []string {
 	steady := sumValues(x.writes) / x.rounds
 	round := "–"
 	if x.kind == kindPA {
-		round = "none"
-		if len(x.paRoundSpans) > 0 {
-			round = stats.Num(stats.Summarize(x.paRoundSpans).P50, 1)
-		}
+		round = "≤ " + stats.Num(x.paRoundMax, 3)
 	}
 	return []string{fmt.Sprint(x.n), string(x.kind), stats.Num(x.first.Seconds(), 1), stats.Num(x.last.Seconds(), 1),
 		stats.Ratio(x.last.Seconds(), base(func(p *Phase) float64 { return p.last.Seconds() })), fmt.Sprintf("%d/%d", x.resized, x.n),
@@ -95,8 +92,9 @@ func phaseNotes(x *Phase) []string {
 	notes := []string{fmt.Sprintf("N=%d %s: steady writes per round by resource: %s; writes during the step: %s.",
 		x.n, x.kind, formatWrites(x.writes, x.rounds), formatWrites(x.stepWrites, 1))}
 	if x.kind == kindPA {
-		notes = append(notes, fmt.Sprintf("N=%d PodAutoscaler: %d status writes in the %.1f-round steady window, bursts %s s.",
-			x.n, x.paWrites, x.rounds, formatSpans(x.paRoundSpans)))
+		notes = append(notes, fmt.Sprintf("N=%d PodAutoscaler: %d status writes in the %.1f-round steady window, bursts %s s; "+
+			"longest round ≤ %s s, round lateness %s s at the window's end.",
+			x.n, x.paWrites, x.rounds, formatSpans(x.paRoundSpans), stats.Num(x.paRoundMax, 3), stats.Num(x.paLateness, 3)))
 	}
 	for _, h := range x.histograms {
 		notes = append(notes, fmt.Sprintf("N=%d %s: %s.", x.n, x.kind, h))

@@ -118,9 +118,10 @@ func (e *Env) scaleOne(ctx context.Context, w workload, replicas int32) error {
 }
 
 // waitRunning waits until each workload has exactly replicas running pods,
-// allowing a minute plus 30 s per 1000 pods.
+// allowing a minute plus 150 s per 1000 pods: kube-controller-manager's ReplicaSet controller,
+// at its default 20 QPS, creates about 9 pods a second here (a pod create plus status writes).
 func (e *Env) waitRunning(ctx context.Context, ws []workload, replicas int32) error {
-	timeout := time.Minute + time.Duration(len(ws)*int(replicas))*30*time.Millisecond
+	timeout := time.Minute + time.Duration(len(ws)*int(replicas))*150*time.Millisecond
 	what := fmt.Sprintf("%d Deployments with %d running pods each", len(ws), replicas)
 	return framework.Poll(ctx, timeout, what, func(context.Context) (bool, string, error) {
 		off := 0
