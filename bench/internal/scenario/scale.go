@@ -32,8 +32,8 @@ type Phase struct {
 	// round of every PodAutoscaler due then); paLateness is
 	// podpilot_autoscaler_round_lateness_seconds at the window's end.
 	paRoundMax, paLateness float64
-	paWrites     int
-	histograms   []string
+	paWrites               int
+	histograms             []string
 	// The step 100 → 300 per pod: time to the first and last Deployment resized.
 	first, last time.Duration
 	resized     int
