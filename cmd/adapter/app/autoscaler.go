@@ -76,7 +76,7 @@ func clientsConfig(cfg *rest.Config, qps float32, burst int) *rest.Config {
 
 // metricSources is what the autoscaler reads in-process from podpilot's
 // provider: custom, object and external metrics, and when the data behind a
-// pods metric landed (to align rounds with scrapes).
+// custom or external metric landed (to align rounds with scrapes).
 type metricSources interface {
 	metrics.CustomSource
 	metrics.ExternalSource

@@ -55,7 +55,7 @@ type Options struct {
 	KubeAPIBurst int
 	// PerObjectMetrics exports per-PodAutoscaler series on /metrics.
 	PerObjectMetrics bool
-	// AlignToScrapes runs each PodAutoscaler's rounds just after its first pods metric's data
+	// AlignToScrapes runs each PodAutoscaler's rounds just after its first Prometheus metric's data
 	// lands in Prometheus, instead of on a fixed phase (see schedule.go).
 	AlignToScrapes bool
 	// ScrapeMargin is how long after a landing an aligned round runs.
@@ -107,7 +107,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.PerObjectMetrics, "autoscaler-per-object-metrics", o.PerObjectMetrics,
 		"Export per-PodAutoscaler series (replicas, metric values and targets, conditions) on /metrics; turn off for very many PodAutoscalers.")
 	fs.BoolVar(&o.AlignToScrapes, "autoscaler-align-to-scrapes", o.AlignToScrapes,
-		"Run each PodAutoscaler's rounds just after its pods metric's data lands in Prometheus (learnt from the raw series' "+
+		"Run each PodAutoscaler's rounds just after its first pods, object or external metric's data lands in Prometheus (learnt from the raw series' "+
 			"sample times, one small query per namespace and metric per refresh) instead of on a fixed phase; rounds keep "+
 			"the sync period on average. Off: a fixed period, as the stock HPA.")
 	fs.DurationVar(&o.ScrapeMargin, "autoscaler-scrape-margin", o.ScrapeMargin,

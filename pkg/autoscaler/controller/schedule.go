@@ -31,8 +31,9 @@ func newScrapeTracker(cfg Config) (*metrics.ScrapeTracker, error) {
 }
 
 // nextRound returns how long until pa's next round. With a known landing cadence of its first
-// pods metric, the round runs ScrapeMargin after the landing nearest one sync period from now
-// (metrics.Cadence.Next): the stock HPA decides on a fixed phase and waits 7.5 s on average
+// Prometheus-backed metric (the first pods metric, else the first object metric, else the first
+// external metric), the round runs ScrapeMargin after the landing nearest one sync period from
+// now (metrics.Cadence.Next): the stock HPA decides on a fixed phase and waits 7.5 s on average
 // after the data is in Prometheus; this decides right after it lands. Rounds stay one sync
 // period apart on average; the first aligned round comes at most half a scrape interval early
 // or late. The history's runs are dated assuming the regular period (decision.Config's
@@ -40,22 +41,53 @@ func newScrapeTracker(cfg Config) (*metrics.ScrapeTracker, error) {
 // Without a cadence (none learnt yet, resource metrics only, alignment off) it is the period.
 func (c *Controller) nextRound(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler) time.Duration {
 	period := c.opts.SyncPeriod
-	if c.scrapes == nil || pa == nil || len(pa.Spec.CustomMetrics) == 0 {
+	if c.scrapes == nil || pa == nil {
 		return period
 	}
-	m := pa.Spec.CustomMetrics[0]
-	sel, err := metricSelector(m.Selector)
-	if err != nil {
+	cadence, metric, err := c.landingCadence(ctx, pa)
+	if metric == "" {
 		return period
 	}
-	cadence, err := c.scrapes.Cadence(ctx, pa.Namespace, m.MetricName, sel)
 	if err != nil {
 		klog.FromContext(ctx).V(4).Info("No landing time for the metric, keeping the regular period",
-			"podAutoscaler", klog.KObj(pa), "metric", m.MetricName, "err", err)
+			"podAutoscaler", klog.KObj(pa), "metric", metric, "err", err)
 	}
 	now := c.clock.Now()
 	next, aligned := cadence.Next(now, period, c.opts.ScrapeMargin, minRoundGap, c.scrapes.Refresh())
 	klog.FromContext(ctx).V(5).Info("Next round", "podAutoscaler", klog.KObj(pa), "in", next.Sub(now), "aligned", aligned,
-		"lastLanding", cadence.Last, "scrapeInterval", cadence.Interval)
+		"metric", metric, "lastLanding", cadence.Last, "scrapeInterval", cadence.Interval)
 	return next.Sub(now)
+}
+
+// landingCadence returns the landing cadence of the metric pa's rounds follow and its name;
+// no name when pa has no metric from Prometheus (or its selector is invalid).
+func (c *Controller) landingCadence(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler) (metrics.Cadence, string, error) {
+	spec := pa.Spec
+	switch {
+	case len(spec.CustomMetrics) > 0:
+		m := spec.CustomMetrics[0]
+		sel, err := metricSelector(m.Selector)
+		if err != nil {
+			return metrics.Cadence{}, "", nil
+		}
+		cad, err := c.scrapes.Cadence(ctx, pa.Namespace, m.MetricName, sel)
+		return cad, m.MetricName, err
+	case len(spec.ObjectMetrics) > 0:
+		m := spec.ObjectMetrics[0]
+		sel, err := metricSelector(m.Selector)
+		if err != nil {
+			return metrics.Cadence{}, "", nil
+		}
+		cad, err := c.scrapes.ObjectCadence(ctx, pa.Namespace, describedKind(m.DescribedObject), m.MetricName, sel)
+		return cad, m.MetricName, err
+	case len(spec.ExternalMetrics) > 0:
+		m := spec.ExternalMetrics[0]
+		sel, err := metricSelector(m.Selector)
+		if err != nil {
+			return metrics.Cadence{}, "", nil
+		}
+		cad, err := c.scrapes.ExternalCadence(ctx, pa.Namespace, m.MetricName, sel)
+		return cad, m.MetricName, err
+	}
+	return metrics.Cadence{}, "", nil
 }

@@ -19,12 +19,32 @@ type scrapeEvery struct {
 	interval, phase time.Duration
 }
 
-func (s scrapeEvery) LastSample(context.Context, string, provider.CustomMetricInfo, labels.Selector) (time.Time, error) {
-	since := s.clock.Now().Sub(now.Add(s.phase))
-	return s.clock.Now().Add(-((since%s.interval + s.interval) % s.interval)), nil
+func (s scrapeEvery) LastSample(_ context.Context, _ string, info provider.CustomMetricInfo, _ labels.Selector) (time.Time, error) {
+	if info.GroupResource.Resource != "pods" {
+		return s.landing(s.phase + 5*time.Second), nil // an object metric's series land 5 s later
+	}
+	return s.landing(s.phase), nil
 }
 
-func TestNextRoundFollowsTheLandingsOfTheFirstPodsMetric(t *testing.T) {
+func (s scrapeEvery) LastExternalSample(context.Context, string, labels.Selector, provider.ExternalMetricInfo) (time.Time, error) {
+	return s.landing(s.phase + 10*time.Second), nil // an external metric's series land 10 s later
+}
+
+// landing is the newest landing of data scraped every interval at phase after now.
+func (s scrapeEvery) landing(phase time.Duration) time.Time {
+	since := s.clock.Now().Sub(now.Add(phase))
+	return s.clock.Now().Add(-((since%s.interval + s.interval) % s.interval))
+}
+
+func TestNextRoundFollowsTheLandingsOfTheFirstPrometheusMetric(t *testing.T) {
+	onlyObject := func(pa *podpilotv1alpha1.PodAutoscaler) {
+		everyKind(pa)
+		pa.Spec.CustomMetrics, pa.Spec.ExternalMetrics = nil, nil
+	}
+	onlyExternal := func(pa *podpilotv1alpha1.PodAutoscaler) {
+		everyKind(pa)
+		pa.Spec.CustomMetrics, pa.Spec.ObjectMetrics = nil, nil
+	}
 	tests := []struct {
 		name   string
 		align  bool
@@ -36,6 +56,17 @@ func TestNextRoundFollowsTheLandingsOfTheFirstPodsMetric(t *testing.T) {
 		{name: "aligned: learnt at the second round, then margin after each landing",
 			align: true, pa: seedAutoscaler(),
 			rounds: []time.Duration{15 * time.Second, 19500 * time.Millisecond, 15 * time.Second, 15 * time.Second}},
+		// Object landings at 9 s, 24 s, 39 s...: the third round moves to 24.5 s, the nearest to 30 s.
+		{name: "object metrics only: margin after each landing of the object metric",
+			align: true, pa: seedAutoscaler(onlyObject),
+			rounds: []time.Duration{15 * time.Second, 9500 * time.Millisecond, 15 * time.Second}},
+		// External landings at 14 s, 29 s...: the third round moves to 29.5 s.
+		{name: "external metrics only: margin after each landing of the external metric",
+			align: true, pa: seedAutoscaler(onlyExternal),
+			rounds: []time.Duration{15 * time.Second, 14500 * time.Millisecond, 15 * time.Second}},
+		{name: "pods metric first: the pods metric's landings, whatever else the spec has",
+			align: true, pa: seedAutoscaler(everyKind),
+			rounds: []time.Duration{15 * time.Second, 19500 * time.Millisecond, 15 * time.Second}},
 		{name: "alignment off: the sync period", pa: seedAutoscaler(),
 			rounds: []time.Duration{15 * time.Second, 15 * time.Second, 15 * time.Second}},
 		{name: "resource metrics only: the sync period", align: true,

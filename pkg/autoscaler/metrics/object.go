@@ -36,14 +36,10 @@ func (f *Fetcher) ObjectMetric(ctx context.Context, namespace string, kind schem
 	if f.custom == nil {
 		return 0, fmt.Errorf("get %s: %w", what, ErrNoSource)
 	}
-	info := provider.CustomMetricInfo{
-		GroupResource: schema.GroupResource{Group: kind.Group, Resource: strings.ToLower(kind.Kind)},
-		Namespaced:    true,
-		Metric:        metric,
-	}
-	key := objectKey{namespace: namespace, group: kind.Group, kind: kind.Kind, metric: metric, selector: metricSelector.String()}
-	if kind.Group == "" && kind.Kind == "Namespace" {
-		info.Namespaced, key.namespace, name = false, "", namespace
+	info, ns := objectInfo(namespace, kind, metric)
+	key := objectKey{namespace: ns, group: kind.Group, kind: kind.Kind, metric: metric, selector: metricSelector.String()}
+	if !info.Namespaced {
+		name = namespace
 	}
 	f.counter.Requested(SourceObject)
 	values, err := f.objects.get(ctx, key, func(ctx context.Context) (map[string]int64, error) {
@@ -62,6 +58,22 @@ func (f *Fetcher) ObjectMetric(ctx context.Context, namespace string, kind schem
 		return 0, fmt.Errorf("get %s: %w", what, ErrNoObjectValue)
 	}
 	return v, nil
+}
+
+// objectInfo is what the custom source is asked for the metric of the objects of kind in
+// namespace, and the namespace it is asked in: the resource is given as the lower-case kind, its
+// singular name, which the provider's REST mapper resolves; a Namespace is the root-scoped object
+// named namespace, asked in no namespace.
+func objectInfo(namespace string, kind schema.GroupKind, metric string) (provider.CustomMetricInfo, string) {
+	info := provider.CustomMetricInfo{
+		GroupResource: schema.GroupResource{Group: kind.Group, Resource: strings.ToLower(kind.Kind)},
+		Namespaced:    true,
+		Metric:        metric,
+	}
+	if kind.Group == "" && kind.Kind == "Namespace" {
+		info.Namespaced, namespace = false, ""
+	}
+	return info, namespace
 }
 
 // objectValues maps each object's name to its value in milli-units; an object listed twice keeps

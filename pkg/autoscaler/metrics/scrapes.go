@@ -25,12 +25,14 @@ const (
 	scrapePhaseTolerance = 250 * time.Millisecond
 )
 
-// SampleTimeSource tells when the newest raw sample behind a custom metric landed in its store.
-// podpilot's Prometheus provider satisfies it in-process.
+// SampleTimeSource tells when the newest raw sample behind a custom or external metric landed in
+// its store. podpilot's Prometheus provider satisfies it in-process.
 type SampleTimeSource interface {
 	// LastSample returns the time of the newest raw sample behind metric info for the objects of
 	// namespace matching metricSelector; the zero time means there is none.
 	LastSample(ctx context.Context, namespace string, info provider.CustomMetricInfo, metricSelector labels.Selector) (time.Time, error)
+	// LastExternalSample is LastSample for an external metric read in namespace.
+	LastExternalSample(ctx context.Context, namespace string, metricSelector labels.Selector, info provider.ExternalMetricInfo) (time.Time, error)
 }
 
 // Cadence is when the data behind a metric lands: Last is the newest landing seen and Interval
@@ -120,10 +122,10 @@ type ScrapeTracker struct {
 	clock   clock.PassiveClock
 	refresh time.Duration
 	max     int
-	answers *cache[customKey, time.Time]
+	answers *cache[landingKey, time.Time]
 
 	mu      sync.Mutex
-	entries map[customKey]trackedCadence
+	entries map[landingKey]trackedCadence
 }
 
 // trackedCadence is a key's cadence and when it was last checked.
@@ -154,22 +156,55 @@ func NewScrapeTracker(cfg ScrapeTrackerConfig) (*ScrapeTracker, error) {
 	}
 	return &ScrapeTracker{
 		src: cfg.Source, clock: cfg.Clock, refresh: cfg.Refresh, max: cfg.MaxEntries,
-		answers: newCache[customKey, time.Time](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
-		entries: map[customKey]trackedCadence{},
+		answers: newCache[landingKey, time.Time](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
+		entries: map[landingKey]trackedCadence{},
 	}, nil
 }
 
 // Refresh is how often a known cadence is checked again.
 func (s *ScrapeTracker) Refresh() time.Duration { return s.refresh }
 
+// landingKey identifies the series one cadence is learnt for: a metric (of the pods, of the
+// objects of one kind, or external) in a namespace, narrowed by a metric selector.
+type landingKey struct {
+	source, namespace, group, kind, metric, selector string
+}
+
 // Cadence returns the cadence of the pods metric in namespace narrowed by metricSelector (nil
 // means every series), asking the source only while it is being learnt or due for a refresh. A
 // failed ask keeps what was known: a round is then merely not aligned.
 func (s *ScrapeTracker) Cadence(ctx context.Context, namespace, metric string, metricSelector labels.Selector) (Cadence, error) {
-	if metricSelector == nil {
-		metricSelector = labels.Everything()
-	}
-	key := customKey{namespace: namespace, metric: metric, selector: metricSelector.String()}
+	metricSelector = everythingIfNil(metricSelector)
+	key := landingKey{source: SourceCustom, namespace: namespace, metric: metric, selector: metricSelector.String()}
+	return s.cadence(ctx, key, func(ctx context.Context) (time.Time, error) {
+		info := provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "pods"}, Namespaced: true, Metric: metric}
+		return s.src.LastSample(ctx, namespace, info, metricSelector)
+	})
+}
+
+// ObjectCadence is Cadence for the metric of the objects of kind in namespace (an Object metric),
+// read as Fetcher.ObjectMetric reads it: every object of that kind, so one key serves every
+// object.
+func (s *ScrapeTracker) ObjectCadence(ctx context.Context, namespace string, kind schema.GroupKind, metric string, metricSelector labels.Selector) (Cadence, error) {
+	metricSelector = everythingIfNil(metricSelector)
+	info, ns := objectInfo(namespace, kind, metric)
+	key := landingKey{source: SourceObject, namespace: ns, group: kind.Group, kind: kind.Kind, metric: metric, selector: metricSelector.String()}
+	return s.cadence(ctx, key, func(ctx context.Context) (time.Time, error) {
+		return s.src.LastSample(ctx, ns, info, metricSelector)
+	})
+}
+
+// ExternalCadence is Cadence for an external metric read in namespace.
+func (s *ScrapeTracker) ExternalCadence(ctx context.Context, namespace, metric string, metricSelector labels.Selector) (Cadence, error) {
+	metricSelector = everythingIfNil(metricSelector)
+	key := landingKey{source: SourceExternal, namespace: namespace, metric: metric, selector: metricSelector.String()}
+	return s.cadence(ctx, key, func(ctx context.Context) (time.Time, error) {
+		return s.src.LastExternalSample(ctx, namespace, metricSelector, provider.ExternalMetricInfo{Metric: metric})
+	})
+}
+
+// cadence returns key's cadence, asking when it is being learnt or due for a refresh.
+func (s *ScrapeTracker) cadence(ctx context.Context, key landingKey, ask func(context.Context) (time.Time, error)) (Cadence, error) {
 	now := s.clock.Now()
 	s.mu.Lock()
 	e := s.entries[key]
@@ -177,12 +212,9 @@ func (s *ScrapeTracker) Cadence(ctx context.Context, namespace, metric string, m
 	if e.cadence.Known() && now.Sub(e.checked) < s.refresh {
 		return e.cadence, nil
 	}
-	landed, err := s.answers.get(ctx, key, func(ctx context.Context) (time.Time, error) {
-		info := provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "pods"}, Namespaced: true, Metric: metric}
-		return s.src.LastSample(ctx, namespace, info, metricSelector)
-	})
+	landed, err := s.answers.get(ctx, key, ask)
 	if err != nil {
-		return e.cadence, fmt.Errorf("last sample of metric %s in namespace %s: %w", metric, namespace, err)
+		return e.cadence, fmt.Errorf("last sample of %s metric %s in namespace %q: %w", key.source, key.metric, key.namespace, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -193,4 +225,12 @@ func (s *ScrapeTracker) Cadence(ctx context.Context, namespace, metric string, m
 	}
 	s.entries[key] = e
 	return e.cadence, nil
+}
+
+// everythingIfNil reads a nil metric selector as every series.
+func everythingIfNil(sel labels.Selector) labels.Selector {
+	if sel == nil {
+		return labels.Everything()
+	}
+	return sel
 }

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	testingclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 )
@@ -93,9 +95,20 @@ type landings struct {
 	phase time.Duration
 	err   error
 	calls int
+	asked []string
 }
 
-func (l *landings) LastSample(context.Context, string, provider.CustomMetricInfo, labels.Selector) (time.Time, error) {
+func (l *landings) LastSample(_ context.Context, ns string, info provider.CustomMetricInfo, _ labels.Selector) (time.Time, error) {
+	l.asked = append(l.asked, info.GroupResource.String()+" "+ns+"/"+info.Metric)
+	return l.landing()
+}
+
+func (l *landings) LastExternalSample(_ context.Context, ns string, _ labels.Selector, info provider.ExternalMetricInfo) (time.Time, error) {
+	l.asked = append(l.asked, "external "+ns+"/"+info.Metric)
+	return l.landing()
+}
+
+func (l *landings) landing() (time.Time, error) {
 	l.calls++
 	if l.err != nil {
 		return time.Time{}, l.err
@@ -141,5 +154,43 @@ func TestScrapeTrackerAsksWhileLearningThenOncePerRefresh(t *testing.T) {
 	got, err := tr.Cadence(ctx, "ns", "qps", nil)
 	if err == nil || got.Interval != 15*time.Second {
 		t.Errorf("a failed ask = %+v, %v; want the known cadence and the error", got, err)
+	}
+}
+
+func TestScrapeTrackerLearnsEachMetricKindApartFromItsOwnSeries(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	src := &landings{clock: clk, every: 15 * time.Second, phase: 4 * time.Second}
+	tr, err := NewScrapeTracker(ScrapeTrackerConfig{Source: src, Clock: clk, Freshness: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	svc := schema.GroupKind{Kind: "Service"}
+	ns := schema.GroupKind{Kind: "Namespace"}
+	for range 2 {
+		for _, ask := range []func() (Cadence, error){
+			func() (Cadence, error) { return tr.Cadence(ctx, "ns", "qps", nil) },
+			func() (Cadence, error) { return tr.ObjectCadence(ctx, "ns", svc, "qps", nil) },
+			func() (Cadence, error) { return tr.ObjectCadence(ctx, "ns", ns, "qps", nil) },
+			func() (Cadence, error) { return tr.ExternalCadence(ctx, "ns", "qps", nil) },
+		} {
+			if _, err := ask(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clk.Step(15 * time.Second)
+	}
+	want := []string{"pods ns/qps", "service ns/qps", "namespace /qps", "external ns/qps"}
+	if diff := cmp.Diff(append(want, want...), src.asked); diff != "" {
+		t.Errorf("asked (-want +got):\n%s", diff)
+	}
+	for name, c := range map[string]func() (Cadence, error){
+		"object":   func() (Cadence, error) { return tr.ObjectCadence(ctx, "ns", svc, "qps", nil) },
+		"external": func() (Cadence, error) { return tr.ExternalCadence(ctx, "ns", "qps", nil) },
+	} {
+		got, err := c()
+		if err != nil || got.Interval != 15*time.Second {
+			t.Errorf("%s cadence = %+v, %v; want the 15 s interval learnt", name, got, err)
+		}
 	}
 }

@@ -33,6 +33,27 @@ func (f FreshReads) LastSample(ctx context.Context, namespace string, info provi
 	if err != nil {
 		return time.Time{}, statusError(what, err)
 	}
+	return f.newestSample(ctx, what, q)
+}
+
+// LastExternalSample is LastSample for an external metric: when the newest raw sample of the
+// external rule's series, matched on namespace (if the rule is namespaced) and metricSel, landed.
+func (f FreshReads) LastExternalSample(ctx context.Context, namespace string, metricSel labels.Selector, info provider.ExternalMetricInfo) (time.Time, error) {
+	what := fmt.Sprintf("last sample of external metric %s in namespace %q", info.Metric, namespace)
+	entry, ok := f.p.snap.Load().external[info.Metric]
+	if !ok {
+		return time.Time{}, provider.NewMetricNotFoundError(externalResource(), info.Metric)
+	}
+	q, err := entry.rule.ExternalLastSampleQuery(rules.ExternalRequest{Series: entry.series, Namespace: namespace, Selector: metricSel})
+	if err != nil {
+		return time.Time{}, statusError(what, err)
+	}
+	return f.newestSample(ctx, what, q)
+}
+
+// newestSample runs a last-sample query q, neither shared nor cached, and returns its time; the
+// zero time means no sample.
+func (f FreshReads) newestSample(ctx context.Context, what, q string) (time.Time, error) {
 	vec, err := f.p.prom.Query(ctx, q, time.Time{}) // zero: Prometheus's now
 	if err != nil {
 		return time.Time{}, statusError(what, err)

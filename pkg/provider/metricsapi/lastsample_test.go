@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 )
 
@@ -60,5 +61,36 @@ func TestLastSampleIsTheNewestRawSampleOfTheRulesSeries(t *testing.T) {
 				t.Errorf("queries = %q, want [%s]", prom.queries, tt.query)
 			}
 		})
+	}
+}
+
+func TestLastExternalSampleIsTheNewestRawSampleOfTheExternalRulesSeries(t *testing.T) {
+	scraped := testNow.Add(-3 * time.Second)
+	qps := provider.ExternalMetricInfo{Metric: "zdns_vanguard_qps"}
+	prom := &fakeProm{series: seedSeries(), query: func(string) (model.Vector, error) {
+		return model.Vector{sample(float64(scraped.UnixMilli())/1000, testNow)}, nil
+	}}
+	p := servingProvider(t, prom, "")
+	prom.queries = nil
+	sel, err := labels.Parse("zone=a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.FreshReads().LastExternalSample(t.Context(), "ns", sel, qps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(scraped) {
+		t.Errorf("LastExternalSample = %s, want %s", got, scraped)
+	}
+	want := `max(timestamp(zdns_vanguard_queries_total{zone="a",namespace="ns"}))`
+	if len(prom.queries) != 1 || prom.queries[0] != want {
+		t.Errorf("queries = %q, want [%s]", prom.queries, want)
+	}
+	prom.queries = nil
+	_, err = p.FreshReads().LastExternalSample(t.Context(), "ns", nil, provider.ExternalMetricInfo{Metric: "nope"})
+	checkStatus(t, err, http.StatusNotFound)
+	if len(prom.queries) != 0 {
+		t.Errorf("an unknown external metric sent queries %q", prom.queries)
 	}
 }

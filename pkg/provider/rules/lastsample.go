@@ -10,6 +10,15 @@ import (
 // so the answer tells when the data behind the rule last changed.
 const lastSampleQuery = `max(timestamp(<<.Series>>{<<.LabelMatchers>>}))`
 
+// lastSampleTemplate parses lastSampleQuery.
+func lastSampleTemplate() (*template.Template, error) {
+	tmpl, err := template.New("last-sample").Delims("<<", ">>").Parse(lastSampleQuery)
+	if err != nil {
+		return nil, fmt.Errorf("parse last-sample template: %w", err)
+	}
+	return tmpl, nil
+}
+
 // LastSampleQuery renders the PromQL for the time (in seconds since the epoch) of the newest raw
 // sample of req's series, matched as Query matches them. The autoscaler uses it to evaluate right
 // after a scrape lands; it costs one small query per namespace and metric.
@@ -17,11 +26,25 @@ func (r *Rule) LastSampleQuery(req ObjectRequest) (string, error) {
 	if err := checkSeriesName(req.Series); err != nil {
 		return "", err
 	}
-	tmpl, err := template.New("last-sample").Delims("<<", ">>").Parse(lastSampleQuery)
+	tmpl, err := lastSampleTemplate()
 	if err != nil {
-		return "", fmt.Errorf("parse last-sample template: %w", err)
+		return "", err
 	}
 	q, err := objectQuery(tmpl, r.resources, req)
+	if err != nil {
+		return "", fmt.Errorf("last sample: %w", err)
+	}
+	return q, nil
+}
+
+// ExternalLastSampleQuery is LastSampleQuery for an external rule: the newest raw sample of req's
+// series, matched as ExternalQuery matches them.
+func (r *Rule) ExternalLastSampleQuery(req ExternalRequest) (string, error) {
+	tmpl, err := lastSampleTemplate()
+	if err != nil {
+		return "", err
+	}
+	q, err := r.externalQuery(tmpl, req)
 	if err != nil {
 		return "", fmt.Errorf("last sample: %w", err)
 	}

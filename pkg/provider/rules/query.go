@@ -104,6 +104,11 @@ func (r *Rule) Query(req ObjectRequest) (string, error) {
 // namespace is matched only when the rule is namespaced (the default); an external rule without
 // a namespace mapping matches it on the "namespace" label.
 func (r *Rule) ExternalQuery(req ExternalRequest) (string, error) {
+	return r.externalQuery(r.query, req)
+}
+
+// externalQuery renders tmpl over req's series and matchers.
+func (r *Rule) externalQuery(tmpl *template.Template, req ExternalRequest) (string, error) {
 	if err := checkSeriesName(req.Series); err != nil {
 		return "", err
 	}
@@ -122,7 +127,7 @@ func (r *Rule) ExternalQuery(req ExternalRequest) (string, error) {
 		}
 		ms = append(ms, m)
 	}
-	q, err := renderQuery(r.query, queryArgs(req.Series, ms, nil))
+	q, err := renderQuery(tmpl, queryArgs(req.Series, ms, nil))
 	if err != nil {
 		return "", fmt.Errorf("render external query for series %q: %w", req.Series, err)
 	}

@@ -248,3 +248,41 @@ func TestLastSampleQueryMatchesTheRulesSeriesAndLabels(t *testing.T) {
 		t.Error("an invalid series name was accepted")
 	}
 }
+
+func TestExternalLastSampleQueryMatchesAsTheExternalQueryDoes(t *testing.T) {
+	def := mustCompile(t, Default())
+	adapter := loadTestdata(t)
+	tests := []struct {
+		name string
+		rule *Rule
+		req  ExternalRequest
+		want string
+	}{
+		{
+			name: "a rated counter asks for its raw series' newest timestamp in the namespace, narrowed by the selector",
+			rule: def.External[0],
+			req:  ExternalRequest{Series: "zdns_vanguard_queries_total", Namespace: "dns", Selector: mustSelector(t, "zone=eu")},
+			want: `max(timestamp(zdns_vanguard_queries_total{zone="eu",namespace="dns"}))`,
+		},
+		{
+			name: "namespaced: false ignores the request's namespace",
+			rule: adapter.External[1],
+			req:  ExternalRequest{Series: "queue_depth", Namespace: "ns"},
+			want: `max(timestamp(queue_depth{}))`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.rule.ExternalLastSampleQuery(tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("ExternalLastSampleQuery = %s, want %s", got, tt.want)
+			}
+		})
+	}
+	if _, err := def.External[0].ExternalLastSampleQuery(ExternalRequest{Series: "bad name{"}); err == nil {
+		t.Error("an invalid series name was accepted")
+	}
+}
