@@ -72,17 +72,11 @@ func SpecOf(name string, pa *podpilotv1alpha1.PodAutoscaler) (Spec, error) {
 	s := Spec{Name: name, PodAutoscaler: pa, Behavior: specconv.Behavior(pa.Spec.Behavior)}
 	for i := range pa.Spec.CustomMetrics {
 		m := &pa.Spec.CustomMetrics[i]
-		s.Metrics = append(s.Metrics, MetricSpec{Kind: decision.PodsMetric, Name: m.MetricName, Custom: m,
-			Target: replicas.Target{Type: replicas.AverageValue, AverageValue: m.AverageValue.MilliValue()}})
+		s.Metrics = append(s.Metrics, MetricSpec{Kind: decision.PodsMetric, Name: m.MetricName, Custom: m, Target: specconv.CustomTarget(*m)})
 	}
 	for _, m := range pa.Spec.ResourceMetrics {
-		t := replicas.Target{Resource: m.ResourceName}
-		switch {
-		case m.TargetType == podpilotv1alpha1.UtilizationMetricType && m.AverageUtilization != nil:
-			t.Type, t.Utilization = replicas.Utilization, *m.AverageUtilization
-		case m.TargetType == podpilotv1alpha1.AverageValueMetricType && m.AverageValue != nil:
-			t.Type, t.AverageValue = replicas.AverageValue, m.AverageValue.MilliValue()
-		default:
+		t, ok := specconv.ResourceTarget(m)
+		if !ok {
 			return Spec{}, fmt.Errorf("PodAutoscaler %s: resource metric %s: target %s without its value: %w", pa.Name, m.ResourceName, m.TargetType, ErrUnsupportedSpec)
 		}
 		s.Metrics = append(s.Metrics, MetricSpec{Kind: decision.ResourceMetric, Name: string(m.ResourceName), Target: t})

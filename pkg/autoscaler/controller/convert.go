@@ -7,11 +7,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/clock"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
-	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
+	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
 )
 
 // metricsOf returns pa's metrics in the order of status.currentMetrics (custom, resource,
@@ -19,26 +20,54 @@ import (
 // them from being read; an error never becomes a zero sample.
 func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, rec *reconcile) []decision.Metric {
 	s := &pa.Spec
-	out := make([]decision.Metric, 0, len(s.CustomMetrics)+len(s.ResourceMetrics)+len(s.ObjectMetrics)+len(s.ExternalMetrics)+len(s.ContainerResourceMetrics))
-	for _, m := range pa.Spec.CustomMetrics {
-		start := c.clock.Now()
-		dm := decision.Metric{Kind: decision.PodsMetric, Name: m.MetricName, Target: customTarget(m)}
-		sel, err := metricSelector(m.Selector)
-		if err == nil {
-			dm.Samples, err = c.fetcher.PodMetric(ctx, pa.Namespace, m.MetricName, sel)
-		}
+	r := &metricReads{clock: c.clock, rec: rec, namespace: pa.Namespace,
+		out: make([]decision.Metric, 0, len(s.CustomMetrics)+len(s.ResourceMetrics)+len(s.ObjectMetrics)+len(s.ExternalMetrics)+len(s.ContainerResourceMetrics))}
+	readEach(ctx, r, s.CustomMetrics, c.customMetric)
+	readEach(ctx, r, s.ResourceMetrics, c.resourceMetric)
+	readEach(ctx, r, s.ObjectMetrics, c.objectMetric)
+	readEach(ctx, r, s.ExternalMetrics, c.externalMetric)
+	readEach(ctx, r, s.ContainerResourceMetrics, c.containerResourceMetric)
+	return r.out
+}
+
+// metricReads collects the metrics one PodAutoscaler's round reads.
+type metricReads struct {
+	clock     clock.PassiveClock
+	rec       *reconcile
+	namespace string
+	out       []decision.Metric
+}
+
+// readEach appends, for each of specs, the metric read returns with its error as FetchErr,
+// recording how long the read took.
+func readEach[M any](ctx context.Context, r *metricReads, specs []M, read func(context.Context, string, M) (decision.Metric, error)) {
+	for _, m := range specs {
+		start := r.clock.Now()
+		dm, err := read(ctx, r.namespace, m)
 		dm.FetchErr = err
-		rec.fetched(start)
-		out = append(out, dm)
+		r.rec.fetched(start)
+		r.out = append(r.out, dm)
 	}
-	for _, m := range pa.Spec.ResourceMetrics {
-		start := c.clock.Now()
-		dm := decision.Metric{Kind: decision.ResourceMetric, Name: string(m.ResourceName), Target: resourceTarget(m)}
-		dm.Samples, dm.FetchErr = c.fetcher.ResourceMetric(ctx, pa.Namespace, m.ResourceName)
-		rec.fetched(start)
-		out = append(out, dm)
+}
+
+// customMetric reads a custom (pods) metric of namespace.
+func (c *Controller) customMetric(ctx context.Context, namespace string, m podpilotv1alpha1.CustomMetricSpec) (decision.Metric, error) {
+	dm := decision.Metric{Kind: decision.PodsMetric, Name: m.MetricName, Target: specconv.CustomTarget(m)}
+	sel, err := metricSelector(m.Selector)
+	if err == nil {
+		dm.Samples, err = c.fetcher.PodMetric(ctx, namespace, m.MetricName, sel)
 	}
-	return c.kindMetricsOf(ctx, pa, rec, out)
+	return dm, err
+}
+
+// resourceMetric reads a resource (cpu, memory) metric of namespace.
+func (c *Controller) resourceMetric(ctx context.Context, namespace string, m podpilotv1alpha1.ResourceMetricSpec) (decision.Metric, error) {
+	// An unset target value reaches the calculator, which reports it as an invalid target.
+	t, _ := specconv.ResourceTarget(m)
+	dm := decision.Metric{Kind: decision.ResourceMetric, Name: string(m.ResourceName), Target: t}
+	var err error
+	dm.Samples, err = c.fetcher.ResourceMetric(ctx, namespace, m.ResourceName)
+	return dm, err
 }
 
 // metricSelector converts a custom metric's selector; nil selects every series.
@@ -51,29 +80,6 @@ func metricSelector(s *metav1.LabelSelector) (labels.Selector, error) {
 		return nil, fmt.Errorf("metric selector: %w", err)
 	}
 	return sel, nil
-}
-
-func customTarget(m podpilotv1alpha1.CustomMetricSpec) replicas.Target {
-	return replicas.Target{Type: replicas.AverageValue, AverageValue: m.AverageValue.MilliValue()}
-}
-
-// resourceTarget converts a resource target; an unset value stays zero, which the calculator
-// rejects as an invalid target.
-func resourceTarget(m podpilotv1alpha1.ResourceMetricSpec) replicas.Target {
-	t := replicas.Target{Resource: m.ResourceName}
-	switch m.TargetType {
-	case podpilotv1alpha1.UtilizationMetricType:
-		t.Type = replicas.Utilization
-		if m.AverageUtilization != nil {
-			t.Utilization = *m.AverageUtilization
-		}
-	case podpilotv1alpha1.AverageValueMetricType:
-		t.Type = replicas.AverageValue
-		if m.AverageValue != nil {
-			t.AverageValue = m.AverageValue.MilliValue()
-		}
-	}
-	return t
 }
 
 // historyOf reads the history persisted in status.
