@@ -101,20 +101,9 @@ type Fetcher struct {
 
 // NewFetcher returns a Fetcher over the sources of cfg.
 func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
-	if cfg.Freshness < 0 || cfg.MaxEntries < 0 || cfg.Timeout < 0 {
-		return nil, fmt.Errorf("freshness %s, max entries %d, timeout %s: %w", cfg.Freshness, cfg.MaxEntries, cfg.Timeout, ErrInvalidConfig)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
-	}
-	if cfg.Freshness == 0 {
-		cfg.Freshness = DefaultFreshness
-	}
-	if cfg.MaxEntries == 0 {
-		cfg.MaxEntries = DefaultMaxEntries
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
+	cs, err := cachingOf(cfg.Clock, cfg.Freshness, cfg.MaxEntries, cfg.Timeout)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Counter == nil {
 		cfg.Counter = noCounter{}
@@ -124,12 +113,47 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 		resource:   cfg.Resource,
 		counter:    cfg.Counter,
 		external:   cfg.External,
-		customs:    newCache[customKey, map[string]replicas.Sample](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
-		usages:     newCache[string, podUsage](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
-		externals:  newCache[customKey, []int64](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
-		objects:    newCache[objectKey, map[string]int64](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
-		containers: newCache[containerKey, containerUsage](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
+		customs:    newCacheOf[customKey, map[string]replicas.Sample](cs),
+		usages:     newCacheOf[string, podUsage](cs),
+		externals:  newCacheOf[customKey, []int64](cs),
+		objects:    newCacheOf[objectKey, map[string]int64](cs),
+		containers: newCacheOf[containerKey, containerUsage](cs),
 	}, nil
+}
+
+// caching is the settings of this package's caches, which FetcherConfig and ScrapeTrackerConfig share.
+type caching struct {
+	clock      clock.PassiveClock
+	freshness  time.Duration
+	maxEntries int
+	timeout    time.Duration
+}
+
+// cachingOf defaults the settings left zero: the real clock, DefaultFreshness, DefaultMaxEntries
+// and DefaultTimeout. A negative setting is an ErrInvalidConfig.
+func cachingOf(clk clock.PassiveClock, freshness time.Duration, maxEntries int, timeout time.Duration) (caching, error) {
+	if freshness < 0 || maxEntries < 0 || timeout < 0 {
+		return caching{}, fmt.Errorf("freshness %s, max entries %d, timeout %s: %w", freshness, maxEntries, timeout, ErrInvalidConfig)
+	}
+	c := caching{clock: clk, freshness: freshness, maxEntries: maxEntries, timeout: timeout}
+	if c.clock == nil {
+		c.clock = clock.RealClock{}
+	}
+	if c.freshness == 0 {
+		c.freshness = DefaultFreshness
+	}
+	if c.maxEntries == 0 {
+		c.maxEntries = DefaultMaxEntries
+	}
+	if c.timeout == 0 {
+		c.timeout = DefaultTimeout
+	}
+	return c, nil
+}
+
+// newCacheOf returns a cache with the settings c.
+func newCacheOf[K comparable, V any](c caching) *cache[K, V] {
+	return newCache[K, V](c.clock, c.freshness, c.timeout, c.maxEntries)
 }
 
 // PodMetric returns the samples of custom metric for every pod of namespace that has one,

@@ -136,27 +136,19 @@ type trackedCadence struct {
 
 // NewScrapeTracker returns a ScrapeTracker over cfg.Source.
 func NewScrapeTracker(cfg ScrapeTrackerConfig) (*ScrapeTracker, error) {
-	if cfg.Source == nil || cfg.Refresh < 0 || cfg.Freshness < 0 || cfg.MaxEntries < 0 || cfg.Timeout < 0 {
-		return nil, fmt.Errorf("scrape tracker needs a source and non-negative settings: %w", ErrInvalidConfig)
+	if cfg.Source == nil || cfg.Refresh < 0 {
+		return nil, fmt.Errorf("scrape tracker needs a source and a non-negative refresh: %w", ErrInvalidConfig)
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+	cs, err := cachingOf(cfg.Clock, cfg.Freshness, cfg.MaxEntries, cfg.Timeout)
+	if err != nil {
+		return nil, fmt.Errorf("scrape tracker: %w", err)
 	}
 	if cfg.Refresh == 0 {
 		cfg.Refresh = DefaultScrapeRefresh
 	}
-	if cfg.Freshness == 0 {
-		cfg.Freshness = DefaultFreshness
-	}
-	if cfg.MaxEntries == 0 {
-		cfg.MaxEntries = DefaultMaxEntries
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
 	return &ScrapeTracker{
-		src: cfg.Source, clock: cfg.Clock, refresh: cfg.Refresh, max: cfg.MaxEntries,
-		answers: newCache[landingKey, time.Time](cfg.Clock, cfg.Freshness, cfg.Timeout, cfg.MaxEntries),
+		src: cfg.Source, clock: cs.clock, refresh: cfg.Refresh, max: cs.maxEntries,
+		answers: newCacheOf[landingKey, time.Time](cs),
 		entries: map[landingKey]trackedCadence{},
 	}, nil
 }
