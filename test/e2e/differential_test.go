@@ -123,22 +123,13 @@ func podsMetricWithPoliciesCase() differentialCase {
 		ScaleUp:   scalingRules(0, autoscalingv2.PodsScalingPolicy, 2, 60),
 		ScaleDown: scalingRules(30, autoscalingv2.PercentScalingPolicy, 50, 180),
 	}
-	return differentialCase{
-		name: "pods metric with behavior policies",
-		hpa: func(name string) *autoscalingv2.HorizontalPodAutoscaler {
-			return framework.HPA(name, 1, 10, behavior, framework.PodsMetric(diffMetric, 100))
-		},
-		initial: 2,
-		level:   diffMetric + " (sum)",
-		drive:   drivePodsMetric,
-		steps: []differentialStep{
-			{200, 15 * time.Second, 2, "100 per pod: at the target"},
-			{600, 35 * time.Second, 4, "wants 6; Pods 2 per 60s allows 2→4"},
-			{600, 60 * time.Second, 6, "the next 60s period allows 4→6"},
-			{80, 15 * time.Second, 6, "wants 1; held by the 30s scale-down stabilization"},
-			{80, 50 * time.Second, 2, "Percent 50 per 180s from 6-2=4 (the 2nd scale-up overwrote the outdated 1st): 2"},
-		},
-	}
+	return podsMetricCase("pods metric with behavior policies", behavior, []differentialStep{
+		{200, 15 * time.Second, 2, "100 per pod: at the target"},
+		{600, 35 * time.Second, 4, "wants 6; Pods 2 per 60s allows 2→4"},
+		{600, 60 * time.Second, 6, "the next 60s period allows 4→6"},
+		{80, 15 * time.Second, 6, "wants 1; held by the 30s scale-down stabilization"},
+		{80, 50 * time.Second, 2, "Percent 50 per 180s from 6-2=4 (the 2nd scale-up overwrote the outdated 1st): 2"},
+	})
 }
 
 // scaleEventsOfBothDirectionsCase: scale-ups of 1 and 2 pods 20 s apart
@@ -152,27 +143,35 @@ func scaleEventsOfBothDirectionsCase() differentialCase {
 		ScaleUp:   scalingRules(0, autoscalingv2.PodsScalingPolicy, 4, 40),
 		ScaleDown: scalingRules(30, autoscalingv2.PodsScalingPolicy, 3, 180),
 	}
+	return podsMetricCase("scale-down policy counting earlier scale-ups", behavior, []differentialStep{
+		{200, 15 * time.Second, 2, "100 per pod: at the target"},
+		{300, 20 * time.Second, 3, "scale-up +1"},
+		{480, 60 * time.Second, 5, "scale-up +2, inside the 1st's 40s period"},
+		{680, 25 * time.Second, 7, "scale-up +2; the earlier two outdated for the 40s policy, only the last overwritten"},
+		{70, 15 * time.Second, 7, "wants 1; held by the 30s scale-down stabilization"},
+		{70, 50 * time.Second, 1, "Pods 3 per 180s from 7-(1+2)=4: 1 (2 if the kept first scale-up were dropped)"},
+	})
+}
+
+// diffMetric is the per-pod gauge of the Pods metric cases.
+const diffMetric = "diff_inflight_requests"
+
+// podsMetricCase is a case of 2 pods scaled between 1 and 10 on diffMetric, 100 per pod
+// targeted, under behavior.
+func podsMetricCase(name string, behavior *autoscalingv2.HorizontalPodAutoscalerBehavior, steps []differentialStep) differentialCase {
 	return differentialCase{
-		name: "scale-down policy counting earlier scale-ups",
+		name: name,
 		hpa: func(name string) *autoscalingv2.HorizontalPodAutoscaler {
 			return framework.HPA(name, 1, 10, behavior, framework.PodsMetric(diffMetric, 100))
 		},
 		initial: 2,
 		level:   diffMetric + " (sum)",
-		drive:   drivePodsMetric,
-		steps: []differentialStep{
-			{200, 15 * time.Second, 2, "100 per pod: at the target"},
-			{300, 20 * time.Second, 3, "scale-up +1"},
-			{480, 60 * time.Second, 5, "scale-up +2, inside the 1st's 40s period"},
-			{680, 25 * time.Second, 7, "scale-up +2; the earlier two outdated for the 40s policy, only the last overwritten"},
-			{70, 15 * time.Second, 7, "wants 1; held by the 30s scale-down stabilization"},
-			{70, 50 * time.Second, 1, "Pods 3 per 180s from 7-(1+2)=4: 1 (2 if the kept first scale-up were dropped)"},
-		},
+		drive: driveLoads(func(ctx context.Context, exp *exporter.Server, ns, app string) *framework.Load {
+			return cluster.NewLoad(ctx, exp, ns, app, diffMetric, false)
+		}),
+		steps: steps,
 	}
 }
-
-// diffMetric is the per-pod gauge of the Pods metric cases.
-const diffMetric = "diff_inflight_requests"
 
 // scalingRules is one direction's rules with one policy and the Max select policy.
 func scalingRules(window int32, typ autoscalingv2.HPAScalingPolicyType, value, period int32) *autoscalingv2.HPAScalingRules {
@@ -183,17 +182,19 @@ func scalingRules(window int32, typ autoscalingv2.HPAScalingPolicyType, value, p
 	}
 }
 
-// drivePodsMetric spreads the level over the pods of each workload as diffMetric.
-func drivePodsMetric(ctx context.Context, t *testing.T, ns string, exp *exporter.Server, apps []string) func(float64) {
-	var loads []*framework.Load
-	for _, app := range apps {
-		l := cluster.NewLoad(ctx, exp, ns, app, diffMetric, false)
-		t.Cleanup(l.Stop)
-		loads = append(loads, l)
-	}
-	return func(level float64) {
-		for _, l := range loads {
-			l.Set(level)
+// driveLoads starts one load per workload with newLoad and sets every one to the level.
+func driveLoads(newLoad func(ctx context.Context, exp *exporter.Server, ns, app string) *framework.Load) func(ctx context.Context, t *testing.T, ns string, exp *exporter.Server, apps []string) func(float64) {
+	return func(ctx context.Context, t *testing.T, ns string, exp *exporter.Server, apps []string) func(float64) {
+		var loads []*framework.Load
+		for _, app := range apps {
+			l := newLoad(ctx, exp, ns, app)
+			t.Cleanup(l.Stop)
+			loads = append(loads, l)
+		}
+		return func(level float64) {
+			for _, l := range loads {
+				l.Set(level)
+			}
 		}
 	}
 }
@@ -211,20 +212,8 @@ func cpuUtilizationCase() differentialCase {
 		},
 		initial: 2,
 		level:   "cpu cores (sum)",
-		drive: func(ctx context.Context, t *testing.T, ns string, exp *exporter.Server, apps []string) func(float64) {
-			var loads []*framework.Load
-			for _, app := range apps {
-				l := cluster.NewCPULoad(ctx, exp, ns, app)
-				t.Cleanup(l.Stop)
-				loads = append(loads, l)
-			}
-			return func(cores float64) {
-				for _, l := range loads {
-					l.Set(cores)
-				}
-			}
-		},
-		warm: waitPodCPU,
+		drive:   driveLoads(cluster.NewCPULoad),
+		warm:    waitPodCPU,
 		steps: []differentialStep{
 			{0.1, 15 * time.Second, 2, "50m of 100m per pod: at the target"},
 			{0.3, 100 * time.Second, 6, "up to 300m/6 pods = 50%"},

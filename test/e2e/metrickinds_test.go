@@ -20,16 +20,7 @@ import (
 // indented under spec (e.g. an externalMetrics list), and no scale-down
 // stabilization so that the tests see scale-downs at once.
 func kindsPodAutoscalerYAML(name, kind, target string, minReplicas, maxReplicas int, metrics string) []byte {
-	return fmt.Appendf(nil, `apiVersion: autoscaling.podpilot.io/v1alpha1
-kind: PodAutoscaler
-metadata: {name: %s}
-spec:
-  scaleTargetKind: %s
-  scaleTargetName: %s
-  minReplicas: %d
-  maxReplicas: %d
-  behavior: {scaleDown: {stabilizationWindowSeconds: 0}}
-%s`, name, kind, target, minReplicas, maxReplicas, metrics)
+	return framework.PodAutoscalerYAML(name, kind, target, minReplicas, maxReplicas, "  behavior: {scaleDown: {stabilizationWindowSeconds: 0}}\n"+metrics)
 }
 
 // waitCurrentMetric waits until the PodAutoscaler's first current metric is
@@ -226,9 +217,7 @@ func TestPodAutoscalerInvalidMetricKindsAreRejectedNamingTheField(t *testing.T) 
 	doc := func(metrics string) string {
 		return string(kindsPodAutoscalerYAML("bad", "deployment", "x", 1, 2, metrics))
 	}
-	tests := []struct {
-		name, doc, field string
-	}{
+	expectRejected(ctx, t, ns, []rejection{
 		{"an External metric with a Utilization target", doc("  externalMetrics: [{metricName: q, targetType: Utilization, averageValue: \"1\"}]\n"),
 			"spec.externalMetrics[0].targetType"},
 		{"an External Value target without a value", doc("  externalMetrics: [{metricName: q, targetType: Value, averageValue: \"1\"}]\n"),
@@ -249,18 +238,7 @@ func TestPodAutoscalerInvalidMetricKindsAreRejectedNamingTheField(t *testing.T) 
 			"spec.containerResourceMetrics[0].targetType"},
 		{"a ContainerResource Utilization target without averageUtilization", doc("  containerResourceMetrics: [{resourceName: memory, container: app, targetType: Utilization}]\n"),
 			"spec.containerResourceMetrics[0].averageUtilization"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := cluster.ApplyErr(ctx, ns, []byte(tc.doc), false)
-			if err == nil {
-				t.Fatalf("accepted:\n%s", tc.doc)
-			}
-			if !strings.Contains(err.Error(), tc.field) {
-				t.Errorf("rejection does not name %s: %v", tc.field, err)
-			}
-		})
-	}
+	})
 	t.Run("one metric of each new kind alone is a valid spec", func(t *testing.T) {
 		for i, metrics := range []string{
 			"  externalMetrics: [{metricName: q, targetType: Value, value: \"1\"}]\n",

@@ -20,18 +20,10 @@ import (
 // podAutoscalerYAML is a PodAutoscaler on one custom metric; extra is more
 // YAML indented under spec (e.g. a behavior).
 func podAutoscalerYAML(name, kind, target string, minReplicas, maxReplicas int, metric, averageValue, extra string) []byte {
-	return fmt.Appendf(nil, `apiVersion: autoscaling.podpilot.io/v1alpha1
-kind: PodAutoscaler
-metadata: {name: %s}
-spec:
-  scaleTargetKind: %s
-  scaleTargetName: %s
-  minReplicas: %d
-  maxReplicas: %d
-  customMetrics:
+	return framework.PodAutoscalerYAML(name, kind, target, minReplicas, maxReplicas, fmt.Sprintf(`  customMetrics:
   - metricName: %s
     averageValue: "%s"
-%s`, name, kind, target, minReplicas, maxReplicas, metric, averageValue, extra)
+%s`, metric, averageValue, extra))
 }
 
 func applyPodAutoscaler(ctx context.Context, t *testing.T, ns string, doc []byte) {
@@ -160,9 +152,7 @@ func TestPodAutoscalerCountsMissingPodsAsTargetOnScaleDown(t *testing.T) {
 func TestPodAutoscalerInvalidSpecsAreRejectedNamingTheField(t *testing.T) {
 	ctx := t.Context()
 	ns := cluster.CreateNamespace(ctx, t, "ppa-invalid")
-	tests := []struct {
-		name, doc, field string
-	}{
+	expectRejected(ctx, t, ns, []rejection{
 		{"maxReplicas below minReplicas", string(podAutoscalerYAML("a", "deployment", "x", 3, 2, "m", "1", "")), "spec.maxReplicas"},
 		{"minReplicas 0 without an Object or External metric", string(podAutoscalerYAML("b", "deployment", "x", 0, 2, "m", "1", "")), "spec.minReplicas"},
 		{"a negative minReplicas", string(podAutoscalerYAML("g", "deployment", "x", -1, 2, "m", "1", "")), "spec.minReplicas"},
@@ -182,18 +172,7 @@ spec:
   maxReplicas: 2
   resourceMetrics: [{resourceName: cpu, targetType: Utilization, averageValue: 100m}]
 `, "spec.resourceMetrics[0]"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := cluster.ApplyErr(ctx, ns, []byte(tc.doc), false)
-			if err == nil {
-				t.Fatalf("accepted:\n%s", tc.doc)
-			}
-			if !strings.Contains(err.Error(), tc.field) {
-				t.Errorf("rejection does not name %s: %v", tc.field, err)
-			}
-		})
-	}
+	})
 	t.Run("the seed's example is accepted", func(t *testing.T) {
 		doc, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "manifests", "examples", "hpa-vg1-vanguard.yaml"))
 		if err != nil {

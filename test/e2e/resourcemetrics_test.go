@@ -83,17 +83,7 @@ func TestPodAutoscalerSeedExample(t *testing.T) {
 
 // resourceOnlyPodAutoscaler is a PodAutoscaler on one resource metric.
 func resourceOnlyPodAutoscaler(name, target, metric string) []byte {
-	return fmt.Appendf(nil, `apiVersion: autoscaling.podpilot.io/v1alpha1
-kind: PodAutoscaler
-metadata: {name: %s}
-spec:
-  scaleTargetKind: deployment
-  scaleTargetName: %s
-  minReplicas: 1
-  maxReplicas: 5
-  resourceMetrics:
-  - %s
-`, name, target, metric)
+	return framework.PodAutoscalerYAML(name, "deployment", target, 1, 5, fmt.Sprintf("  resourceMetrics:\n  - %s\n", metric))
 }
 
 func TestPodAutoscalerScalesOnCPUUtilization(t *testing.T) {
