@@ -61,21 +61,38 @@ func RSS(pid int) (int64, error) {
 
 // ParseStatusRSS returns VmRSS in bytes from the contents of /proc/<pid>/status.
 func ParseStatusRSS(status []byte) (int64, error) {
+	return ParseStatusKB(status, "VmRSS")
+}
+
+// RSSFile returns the file-backed part of process pid's resident set in
+// bytes (RssFile: mostly the pages of its binary), the rest being RssAnon
+// (heap, stacks, runtime) and RssShmem.
+func RSSFile(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read rss of pid %d: %w", pid, err)
+	}
+	return ParseStatusKB(b, "RssFile")
+}
+
+// ParseStatusKB returns the value of a "field:   N kB" line of
+// /proc/<pid>/status (VmRSS, RssAnon, RssFile, ...) in bytes.
+func ParseStatusKB(status []byte, field string) (int64, error) {
 	s := bufio.NewScanner(bytes.NewReader(status))
 	for s.Scan() {
-		rest, ok := strings.CutPrefix(s.Text(), "VmRSS:")
+		rest, ok := strings.CutPrefix(s.Text(), field+":")
 		if !ok {
 			continue
 		}
 		f := strings.Fields(rest)
 		if len(f) != 2 || f[1] != "kB" {
-			return 0, fmt.Errorf("VmRSS line %q: %w", s.Text(), ErrFormat)
+			return 0, fmt.Errorf("%s line %q: %w", field, s.Text(), ErrFormat)
 		}
 		kb, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("VmRSS value %q: %w", f[0], ErrFormat)
+			return 0, fmt.Errorf("%s value %q: %w", field, f[0], ErrFormat)
 		}
 		return kb << 10, nil
 	}
-	return 0, fmt.Errorf("no VmRSS line: %w", ErrFormat)
+	return 0, fmt.Errorf("no %s line: %w", field, ErrFormat)
 }

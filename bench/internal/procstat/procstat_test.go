@@ -50,3 +50,14 @@ func TestCPUAndRSSOfThisProcess(t *testing.T) {
 		t.Errorf("RSS(self) = %d, %v; want a positive size", rss, err)
 	}
 }
+
+func TestParseStatusKBReadsTheNamedField(t *testing.T) {
+	status := []byte("VmRSS:\t   3072 kB\nRssAnon:\t   1024 kB\nRssFile:\t   2048 kB\n")
+	got, err := ParseStatusKB(status, "RssFile")
+	if err != nil {
+		t.Fatalf("ParseStatusKB: %v", err)
+	}
+	if got != 2048*1024 {
+		t.Errorf("ParseStatusKB(RssFile) = %d, want %d", got, 2048*1024)
+	}
+}
