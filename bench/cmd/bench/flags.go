@@ -39,6 +39,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&c.ReactSteps, "react-steps", 10, "staggered steps per autoscaler kind in scenario d")
 	fs.StringVar(&series, "memory-series", "0,10000", "comma-separated extra Prometheus series for scenario e, ascending")
 	fs.StringVar(&pods, "pods", "1000,5000", "comma-separated pod counts for scenario g, ascending (level 0 is always measured)")
+	fs.StringVar(&c.PodShape, "pod-shape", scenario.PodShapeRealistic, "scenario g's pods: realistic (two containers with env, probes, volumes; annotations) or minimal (one container with requests)")
 	fs.IntVar(&c.MetricNames, "metric-names", 1000, "metric names the extra series of scenario e are spread over")
 	fs.DurationVar(&c.ScrapeInterval, "scrape-interval", 15*time.Second, "Prometheus scrape interval")
 	fs.DurationVar(&c.SyncPeriod, "sync-period", 15*time.Second, "kube-controller-manager's HPA and podpilot's autoscaler sync period")
@@ -71,6 +72,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if c.Pods, err = ints(pods); err != nil {
 		return o, fmt.Errorf("--pods: %w", err)
+	}
+	if c.PodShape != scenario.PodShapeRealistic && c.PodShape != scenario.PodShapeMinimal {
+		return o, fmt.Errorf("--pod-shape: %q is neither %s nor %s", c.PodShape, scenario.PodShapeRealistic, scenario.PodShapeMinimal)
 	}
 	c.PodpilotArgs = strings.Fields(ppArgs)
 	c.Scenarios = map[string]bool{}
