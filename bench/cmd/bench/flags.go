@@ -73,9 +73,6 @@ func parseFlags(args []string) (options, error) {
 	if c.Pods, err = ints(pods); err != nil {
 		return o, fmt.Errorf("--pods: %w", err)
 	}
-	if c.PodShape != scenario.PodShapeRealistic && c.PodShape != scenario.PodShapeMinimal {
-		return o, fmt.Errorf("--pod-shape: %q is neither %s nor %s", c.PodShape, scenario.PodShapeRealistic, scenario.PodShapeMinimal)
-	}
 	c.PodpilotArgs = strings.Fields(ppArgs)
 	c.Scenarios = map[string]bool{}
 	for _, s := range strings.Split(scenarios, ",") {
@@ -84,10 +81,18 @@ func parseFlags(args []string) (options, error) {
 	if o.timeout == 0 {
 		o.timeout = defaultTimeout(*c, full)
 	}
+	return o, validate(*c)
+}
+
+// validate checks the settings that have a range.
+func validate(c scenario.Config) error {
 	if c.Namespaces < 1 || c.Rounds < 1 || c.APIPods < 1 || c.APIConcurrency < 1 || c.ReactSteps < 1 {
-		return o, fmt.Errorf("--namespaces, --rounds, --api-pods, --api-concurrency and --react-steps must be at least 1")
+		return fmt.Errorf("--namespaces, --rounds, --api-pods, --api-concurrency and --react-steps must be at least 1")
 	}
-	return o, nil
+	if c.PodShape != scenario.PodShapeRealistic && c.PodShape != scenario.PodShapeMinimal {
+		return fmt.Errorf("--pod-shape: %q is neither %s nor %s", c.PodShape, scenario.PodShapeRealistic, scenario.PodShapeMinimal)
+	}
+	return nil
 }
 
 // defaultTimeout bounds a run: 20 minutes (6 hours with --full) plus
