@@ -42,6 +42,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&c.KCMQPS, "kcm-qps", 20, "kube-controller-manager's --kube-api-qps (its default: 20); its HPA controller and the pod creation run within it")
 	fs.IntVar(&c.KCMBurst, "kcm-burst", 30, "kube-controller-manager's --kube-api-burst (its default: 30)")
 	fs.StringVar(&pods, "pods", "1000,5000", "comma-separated pod counts for scenario g, ascending (level 0 is always measured)")
+	fs.StringVar(&c.PodShape, "pod-shape", scenario.PodShapeRealistic, "scenario g's pods: realistic (two containers with env, probes, volumes; annotations) or minimal (one container with requests)")
 	fs.IntVar(&c.MetricNames, "metric-names", 1000, "metric names the extra series of scenario e are spread over")
 	fs.DurationVar(&c.ScrapeInterval, "scrape-interval", 15*time.Second, "Prometheus scrape interval")
 	fs.DurationVar(&c.SyncPeriod, "sync-period", 15*time.Second, "kube-controller-manager's HPA and podpilot's autoscaler sync period")
@@ -83,10 +84,18 @@ func parseFlags(args []string) (options, error) {
 	if o.timeout == 0 {
 		o.timeout = defaultTimeout(*c, full)
 	}
+	return o, validate(*c)
+}
+
+// validate checks the settings that have a range.
+func validate(c scenario.Config) error {
 	if c.Namespaces < 1 || c.Rounds < 1 || c.APIPods < 1 || c.APIConcurrency < 1 || c.ReactSteps < 1 {
-		return o, fmt.Errorf("--namespaces, --rounds, --api-pods, --api-concurrency and --react-steps must be at least 1")
+		return fmt.Errorf("--namespaces, --rounds, --api-pods, --api-concurrency and --react-steps must be at least 1")
 	}
-	return o, nil
+	if c.PodShape != scenario.PodShapeRealistic && c.PodShape != scenario.PodShapeMinimal {
+		return fmt.Errorf("--pod-shape: %q is neither %s nor %s", c.PodShape, scenario.PodShapeRealistic, scenario.PodShapeMinimal)
+	}
+	return nil
 }
 
 // defaultTimeout bounds a run: 20 minutes (6 hours with --full) plus

@@ -97,3 +97,27 @@ func TestScenarioGExtendsTheDefaultTimeoutByItsPods(t *testing.T) {
 		})
 	}
 }
+
+func TestScenarioGPodsAreRealisticUnlessMinimalIsAsked(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    string
+		wantErr bool
+	}{
+		{"the default is the realistic shape", nil, "realistic", false},
+		{"minimal is the framework's one-container pod", []string{"--pod-shape=minimal"}, "minimal", false},
+		{"another shape is refused", []string{"--pod-shape=huge"}, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseFlags(tt.args)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err %v, want an error: %v", err, tt.wantErr)
+			}
+			if !tt.wantErr && o.cfg.PodShape != tt.want {
+				t.Errorf("pod shape %q, want %q", o.cfg.PodShape, tt.want)
+			}
+		})
+	}
+}

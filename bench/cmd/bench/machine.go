@@ -105,7 +105,7 @@ func settings(o options) []report.KV {
 		{Key: "scenario a", Value: fmt.Sprintf("%d pods, concurrency %d, %s per target", c.APIPods, c.APIConcurrency, c.APIDuration)},
 		{Key: "scenario d", Value: fmt.Sprintf("%d steps per kind", c.ReactSteps)},
 		{Key: "scenario e", Value: fmt.Sprintf("extra series %s over %d names", strings.Trim(fmt.Sprint(c.MemorySeries), "[]"), c.MetricNames)},
-		{Key: "scenario g", Value: fmt.Sprintf("pods %s (and 0) in Deployments of 1000", strings.Trim(fmt.Sprint(c.Pods), "[]"))},
+		{Key: "scenario g", Value: fmt.Sprintf("pods %s (and 0) in Deployments of 1000, pod shape %s", strings.Trim(fmt.Sprint(c.Pods), "[]"), c.PodShape)},
 		{Key: "extra podpilot flags", Value: pp},
 		{Key: "prometheus-adapter", Value: adapter},
 		{Key: "rules", Value: "podpilot's default rules (pkg/provider/rules.DefaultYAML)"},

@@ -47,6 +47,8 @@ type Config struct {
 
 	// Pods are the pod counts of scenario g, ascending (a level 0 is added).
 	Pods []int
+	// PodShape is the shape of scenario g's pods: PodShapeMinimal or PodShapeRealistic.
+	PodShape string
 
 	// ScrapeInterval and SyncPeriod configure Prometheus, kube-controller-manager's
 	// HPA controller and podpilot's autoscaler alike; RelistInterval is

@@ -35,14 +35,13 @@ const (
 // the size of a pod as the API server stores and serves it.
 func (e *Env) PodMemory(ctx context.Context) (sec report.Section, err error) {
 	sec = report.Section{Title: "g. Memory against the number of pods",
-		Intro: fmt.Sprintf("Pods in namespace `%s` from Deployments of %d replicas (the framework's pod template: one container with cpu "+
-			"and memory requests, labels; kwok marks them Running and Ready). Baseline: `bench/cmd/podcache`, a client-go typed "+
+		Intro: fmt.Sprintf("Pods in namespace `%s` from Deployments of %d replicas (%s; kwok marks them Running and Ready). Baseline: `bench/cmd/podcache`, a client-go typed "+
 			"SharedInformerFactory with the pods informer of all namespaces and no transform, the cache a plain controller keeps. "+
 			"At each level, once the API server has the pods and they are ready, and podcache has printed that it caches every pod "+
 			"in the cluster, the bench waits 2 relist intervals (%s) and then samples /proc/<pid>/status VmRSS every second for %s: "+
 			"median (steady state) / max. Growth is the median's growth from the level before any pod existed. Pod size: body bytes "+
 			"of `GET /api/v1/namespaces/%s/pods?limit=500` as `application/vnd.kubernetes.protobuf` (the encoding etcd stores) "+
-			"and as JSON, divided by the items.", podsNamespace, podsPerDeployment, 2*e.Cfg.RelistInterval, rssWindow, podsNamespace)}
+			"and as JSON, divided by the items.", podsNamespace, podsPerDeployment, podShapeText(e.Cfg.PodShape), 2*e.Cfg.RelistInterval, rssWindow, podsNamespace)}
 	pc, err := e.startPodcache()
 	if err != nil {
 		return sec, err
@@ -106,7 +105,7 @@ func (e *Env) scalePods(ctx context.Context, n int) error {
 	for i := 0; i*podsPerDeployment < n; i++ {
 		want := int32(min(podsPerDeployment, n-i*podsPerDeployment))
 		d := e.Cluster.Deployment(podDeployment(i), want)
-		d.Spec.Template.Spec.TerminationGracePeriodSeconds = new(int64)
+		shapePodTemplate(&d.Spec.Template, d.Name, e.Cfg.PodShape)
 		_, err := e.Cluster.Client.AppsV1().Deployments(podsNamespace).Create(ctx, d, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			err = e.scaleOne(ctx, workload{ns: podsNamespace, name: d.Name}, want)

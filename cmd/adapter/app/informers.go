@@ -3,9 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
-	"sync"
 	"unique"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,18 +17,20 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 
+	"github.com/podpilot/podpilot/pkg/podcache"
 	"github.com/podpilot/podpilot/pkg/provider/metricsapi"
 )
 
 // clusterInformers is podpilot's one cache of the cluster, shared by the metrics APIs and the
 // autoscaler: a typed factory (pods, deployments, statefulsets, replicasets,
 // horizontalpodautoscalers) and a metadata-only factory
-// (every other resource a custom metric names, and nodes). Pods are cached once, typed, for
-// every reader. Every object is stripped by a transform to the fields its readers use.
+// (every other resource a custom metric names, and nodes). Pods are cached once, as the compact
+// *podcache.Pod, for every reader. Every object is stripped by a transform to the fields its
+// readers use.
 type clusterInformers struct {
 	kube     kubeinformers.SharedInformerFactory
 	metadata metadatainformer.SharedInformerFactory
-	shared   sharedValues
+	pods     podcache.Compactor
 }
 
 var _ metricsapi.Informers = (*clusterInformers)(nil)
@@ -86,13 +85,13 @@ func (c *clusterInformers) Shutdown() {
 	c.metadata.Shutdown()
 }
 
-// stripTyped strips the typed factory's objects: pods to what the autoscaler and the metrics
-// APIs read (stripPod), ReplicaSets and HorizontalPodAutoscalers to what the autoscaler reads
+// stripTyped strips the typed factory's objects: pods to the compact *podcache.Pod, what the
+// autoscaler and the metrics APIs read, ReplicaSets and HorizontalPodAutoscalers to what the autoscaler reads
 // (stripReplicaSet, stripHPA), everything else of its managed fields.
 func (c *clusterInformers) stripTyped(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
-		return c.stripPod(o), nil
+		return c.pods.Compact(o), nil
 	case *appsv1.ReplicaSet:
 		return c.stripReplicaSet(o), nil
 	case *autoscalingv2.HorizontalPodAutoscaler:
@@ -109,7 +108,7 @@ func (c *clusterInformers) stripTyped(obj any) (any, error) {
 func (c *clusterInformers) stripReplicaSet(rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
 	return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
 		Name: rs.Name, Namespace: unique.Make(rs.Namespace).Value(), UID: rs.UID, ResourceVersion: rs.ResourceVersion,
-		OwnerReferences: c.shared.ownerList(rs.OwnerReferences),
+		OwnerReferences: c.pods.Owners(rs.OwnerReferences),
 	}}
 }
 
@@ -120,135 +119,6 @@ func stripHPA(h *autoscalingv2.HorizontalPodAutoscaler) *autoscalingv2.Horizonta
 		ObjectMeta: metav1.ObjectMeta{Name: h.Name, Namespace: unique.Make(h.Namespace).Value(), UID: h.UID, ResourceVersion: h.ResourceVersion},
 		Spec:       autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: h.Spec.ScaleTargetRef},
 	}
-}
-
-// stripPod keeps what the pod's readers use: name, namespace, labels and owners (selectors,
-// object names); deletion timestamp, phase, start time and the Ready condition (the
-// autoscaler's readiness rules); the pod-level, container and init-container (sidecar)
-// requests. It drops managedFields, annotations, env, volumes, images, probes, limits,
-// container statuses and the rest. Strings are interned, and equal request lists, label maps
-// and owner lists shared, since the pods of one workload repeat them.
-func (c *clusterInformers) stripPod(p *corev1.Pod) *corev1.Pod {
-	out := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:              p.Name,
-			Namespace:         unique.Make(p.Namespace).Value(),
-			UID:               p.UID,
-			ResourceVersion:   p.ResourceVersion,
-			Labels:            c.shared.labelSet(p.Labels),
-			OwnerReferences:   c.shared.ownerList(p.OwnerReferences),
-			DeletionTimestamp: p.DeletionTimestamp,
-		},
-		Spec: corev1.PodSpec{
-			Containers:     c.stripContainers(p.Spec.Containers),
-			InitContainers: c.stripContainers(p.Spec.InitContainers),
-		},
-		Status: corev1.PodStatus{Phase: p.Status.Phase, StartTime: p.Status.StartTime},
-	}
-	if p.Spec.Resources != nil {
-		out.Spec.Resources = &corev1.ResourceRequirements{Requests: c.shared.requestList(p.Spec.Resources.Requests)}
-	}
-	for _, cond := range p.Status.Conditions {
-		if cond.Type == corev1.PodReady {
-			out.Status.Conditions = []corev1.PodCondition{{Type: cond.Type, Status: cond.Status, LastTransitionTime: cond.LastTransitionTime}}
-			break
-		}
-	}
-	return out
-}
-
-// stripContainers keeps each container's name, restart policy (a restartable init container is
-// a sidecar) and requests.
-func (c *clusterInformers) stripContainers(cs []corev1.Container) []corev1.Container {
-	if len(cs) == 0 {
-		return nil
-	}
-	out := make([]corev1.Container, len(cs))
-	for i, ctr := range cs {
-		out[i] = corev1.Container{Name: unique.Make(ctr.Name).Value(), RestartPolicy: ctr.RestartPolicy,
-			Resources: corev1.ResourceRequirements{Requests: c.shared.requestList(ctr.Resources.Requests)}}
-	}
-	return out
-}
-
-// maxSharedValues bounds each table of shared values; a full table starts over (objects keep
-// the values they hold), so that values of objects long gone are not kept forever.
-const maxSharedValues = 4096
-
-// shared hands out one instance of equal values (request lists, label maps, owner lists) to the
-// cached pods: the pods of one workload repeat them. Listers hand out shared, read-only
-// objects, so sharing is safe.
-type shared[T any] struct {
-	mu     sync.Mutex
-	values map[string]T
-}
-
-// intern returns the shared value with key, storing v under it if there is none.
-func (s *shared[T]) intern(key string, v T) T {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if got, ok := s.values[key]; ok {
-		return got
-	}
-	if s.values == nil || len(s.values) >= maxSharedValues {
-		s.values = map[string]T{}
-	}
-	s.values[key] = v
-	return v
-}
-
-// sharedValues are the tables of the values pods share.
-type sharedValues struct {
-	requests shared[corev1.ResourceList]
-	labels   shared[map[string]string]
-	owners   shared[[]metav1.OwnerReference]
-}
-
-// requestList returns the shared request list equal to rl.
-func (s *sharedValues) requestList(rl corev1.ResourceList) corev1.ResourceList {
-	if len(rl) == 0 {
-		return nil
-	}
-	var key strings.Builder
-	for _, name := range sortedKeys(rl) {
-		q := rl[name]
-		key.WriteString(string(name) + "=" + q.String() + ";")
-	}
-	return s.requests.intern(key.String(), rl)
-}
-
-// labelSet returns the shared label map equal to labels.
-func (s *sharedValues) labelSet(labels map[string]string) map[string]string {
-	if labels == nil {
-		return nil
-	}
-	var key strings.Builder
-	for _, k := range sortedKeys(labels) {
-		key.WriteString(k + "\x00" + labels[k] + "\x00")
-	}
-	return s.labels.intern(key.String(), labels)
-}
-
-// ownerList returns the shared owner list equal to owners (by their UIDs and controller flag).
-func (s *sharedValues) ownerList(owners []metav1.OwnerReference) []metav1.OwnerReference {
-	if len(owners) == 0 {
-		return nil
-	}
-	var key strings.Builder
-	for _, o := range owners {
-		key.WriteString(string(o.UID) + "/" + o.Kind + "/" + o.Name + "/" + fmt.Sprint(o.Controller != nil && *o.Controller) + ";")
-	}
-	return s.owners.intern(key.String(), owners)
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[K ~string, V any](m map[K]V) []K {
-	keys := make([]K, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // stripMetadata keeps what selector resolution needs (name, namespace, labels), to bound the

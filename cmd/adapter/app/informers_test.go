@@ -1,8 +1,6 @@
 package app
 
 import (
-	"fmt"
-	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/podpilot/podpilot/pkg/podcache"
 )
 
 func fullPod() *corev1.Pod {
@@ -49,34 +49,15 @@ func fullPod() *corev1.Pod {
 	}
 }
 
-func TestStripPodKeepsWhatItsReadersUseAndNothingElse(t *testing.T) {
+func TestTheTypedTransformCachesPodsCompact(t *testing.T) {
 	in := fullPod()
 	got, err := (&clusterInformers{}).stripTyped(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: in.Name, Namespace: in.Namespace, UID: in.UID, ResourceVersion: in.ResourceVersion,
-			Labels: in.Labels, OwnerReferences: in.OwnerReferences, DeletionTimestamp: in.DeletionTimestamp,
-		},
-		Spec: corev1.PodSpec{
-			Resources:  &corev1.ResourceRequirements{Requests: in.Spec.Resources.Requests},
-			Containers: []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{Requests: in.Spec.Containers[0].Resources.Requests}}},
-			InitContainers: []corev1.Container{{Name: "proxy", RestartPolicy: in.Spec.InitContainers[0].RestartPolicy,
-				Resources: corev1.ResourceRequirements{Requests: in.Spec.InitContainers[0].Resources.Requests}}},
-		},
-		Status: corev1.PodStatus{
-			Phase: corev1.PodRunning, StartTime: in.Status.StartTime,
-			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: in.Status.Conditions[1].LastTransitionTime}},
-		},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("stripped pod (-want +got):\n%s", diff)
-	}
-	again, _ := (&clusterInformers{}).stripTyped(got)
-	if diff := cmp.Diff(got, again); diff != "" {
-		t.Errorf("the transform is not idempotent (-once +twice):\n%s", diff)
+	var c podcache.Compactor
+	if diff := cmp.Diff(c.Compact(in), got); diff != "" {
+		t.Errorf("cached pod (-want +got):\n%s", diff)
 	}
 }
 
@@ -139,38 +120,4 @@ func TestStripMetadataKeepsNameNamespaceAndLabels(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stripped metadata (-want +got):\n%s", diff)
 	}
-}
-
-func TestPodsOfOneWorkloadShareTheirLabelsOwnersAndRequests(t *testing.T) {
-	c := &clusterInformers{}
-	a, b := fullPod(), fullPod()
-	b.Name, b.UID = "p2", "u2"
-	// b is decoded separately: equal content, distinct maps and slices.
-	b.Labels = map[string]string{"app": "vg1"}
-	b.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "vg1-abc", UID: "rs1", Controller: ptr.To(true)}}
-	b.Spec.Containers[0].Resources.Requests = b.Spec.Containers[0].Resources.Requests.DeepCopy()
-	sa, sb := c.stripPod(a), c.stripPod(b)
-	if !sameMap(sa.Labels, sb.Labels) || &sa.OwnerReferences[0] != &sb.OwnerReferences[0] ||
-		!sameMap(sa.Spec.Containers[0].Resources.Requests, sb.Spec.Containers[0].Resources.Requests) {
-		t.Error("equal labels, owners or requests of two pods are not shared")
-	}
-	b.Labels = map[string]string{"app": "other"}
-	if sameMap(sa.Labels, c.stripPod(b).Labels) {
-		t.Error("different labels are shared")
-	}
-}
-
-func TestASharedValuesTableStartsOverWhenFull(t *testing.T) {
-	var s shared[int]
-	for i := range maxSharedValues + 1 {
-		s.intern(fmt.Sprint(i), i)
-	}
-	if len(s.values) != 1 {
-		t.Errorf("table holds %d values after overflowing, want 1 (it starts over)", len(s.values))
-	}
-}
-
-// sameMap reports whether a and b are the same map instance.
-func sameMap[K comparable, V any](a, b map[K]V) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

@@ -17,7 +17,6 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/flowcontrol"
@@ -29,6 +28,7 @@ import (
 	"github.com/podpilot/podpilot/pkg/generated/clientset/versioned"
 	"github.com/podpilot/podpilot/pkg/generated/informers/externalversions"
 	podpilotlisters "github.com/podpilot/podpilot/pkg/generated/listers/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/podcache"
 )
 
 // Name is the controller's name in events, logs and the work queue's metrics.
@@ -100,7 +100,7 @@ type Controller struct {
 	paInformer        cache.SharedIndexInformer
 	paLister          podpilotlisters.PodAutoscalerLister
 	paIndexer         cache.Indexer
-	podLister         corelisters.PodLister
+	podLister         podcache.Lister
 	podIndexer        cache.Indexer
 	deploymentLister  appslisters.DeploymentLister
 	statefulSetLister appslisters.StatefulSetLister
@@ -150,7 +150,7 @@ func New(cfg Config) (*Controller, error) {
 		kube: cfg.KubeClient, podpilot: cfg.PodpilotClient, statusRL: cfg.StatusLimiter, recorder: cfg.Recorder, clock: cfg.Clock,
 		opts: cfg.Options, fetcher: fetcher, scrapes: scrapes, metrics: cfg.Metrics,
 		paInformer: pas.Informer(), paLister: pas.Lister(), paIndexer: pas.Informer().GetIndexer(),
-		podLister: pods.Lister(), podIndexer: pods.Informer().GetIndexer(),
+		podLister: podcache.NewLister(pods.Informer().GetIndexer()), podIndexer: pods.Informer().GetIndexer(),
 		deploymentLister: deployments.Lister(), statefulSetLister: statefulSets.Lister(),
 		replicaSetLister: replicaSets.Lister(), replicaSetIndexer: replicaSets.Informer().GetIndexer(),
 		hpaIndexer: hpas.Informer().GetIndexer(),

@@ -32,6 +32,7 @@ import (
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	podpilotfake "github.com/podpilot/podpilot/pkg/generated/clientset/versioned/fake"
 	"github.com/podpilot/podpilot/pkg/generated/informers/externalversions"
+	"github.com/podpilot/podpilot/pkg/podcache"
 )
 
 const ns = "dns"
@@ -283,8 +284,13 @@ func (f *fixture) seedCaches() {
 func replace[T any](t *testing.T, inf cache.SharedIndexInformer, items []T) {
 	t.Helper()
 	objs := make([]any, 0, len(items))
+	var pods podcache.Compactor // pods are cached compact, as cmd/adapter's transform caches them
 	for i := range items {
-		objs = append(objs, &items[i])
+		obj, err := pods.Transform(&items[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, obj)
 	}
 	if err := inf.GetIndexer().Replace(objs, ""); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/podcache"
 )
 
 // Reasons of the SelectorOverlap condition and its event.
@@ -58,9 +59,9 @@ func addIndex(inf cache.SharedIndexInformer, name string, f cache.IndexFunc) err
 type targetPods struct {
 	// own are the pods whose controller is the target (StatefulSet) or one of its ReplicaSets
 	// (Deployment).
-	own []*corev1.Pod
+	own []*podcache.Pod
 	// foreign are the other matching pods: another workload's, or nobody's.
-	foreign []*corev1.Pod
+	foreign []*podcache.Pod
 }
 
 // podsOfTarget returns the pods matching t's selector in namespace, split into t's own and the
@@ -100,12 +101,12 @@ func (c *Controller) replicaSetsOf(uid types.UID) ([]types.UID, error) {
 
 // splitByOwner splits pods into those whose controller's UID is among owners and the others.
 // When every pod is owned, the common case, own is pods itself.
-func splitByOwner(pods []*corev1.Pod, owners []types.UID) targetPods {
-	owned := func(p *corev1.Pod) bool {
+func splitByOwner(pods []*podcache.Pod, owners []types.UID) targetPods {
+	owned := func(p *podcache.Pod) bool {
 		ref := metav1.GetControllerOfNoCopy(p)
 		return ref != nil && slices.Contains(owners, ref.UID)
 	}
-	first := slices.IndexFunc(pods, func(p *corev1.Pod) bool { return !owned(p) })
+	first := slices.IndexFunc(pods, func(p *podcache.Pod) bool { return !owned(p) })
 	if first < 0 {
 		return targetPods{own: pods}
 	}
@@ -123,7 +124,7 @@ func splitByOwner(pods []*corev1.Pod, owners []types.UID) targetPods {
 // ownerOf names the workload that controls p, e.g. "Deployment/api" for a pod of one of its
 // ReplicaSets, "ReplicaSet/api-5d8f" for a ReplicaSet without a controller (or not cached),
 // "no owner" for an orphan.
-func (c *Controller) ownerOf(p *corev1.Pod) string {
+func (c *Controller) ownerOf(p *podcache.Pod) string {
 	ref := metav1.GetControllerOfNoCopy(p)
 	if ref == nil {
 		return "no owner"

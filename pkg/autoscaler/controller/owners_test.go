@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -17,16 +16,17 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/podcache"
 )
 
 func TestSplitByOwnerCountsOnlyPodsWhoseControllerIsTheTargets(t *testing.T) {
-	pod := func(name string, refs ...metav1.OwnerReference) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: refs}}
+	pod := func(name string, refs ...metav1.OwnerReference) *podcache.Pod {
+		return &podcache.Pod{Name: name, OwnerReferences: refs}
 	}
 	owners := []types.UID{"rs-new", "rs-old"}
 	tests := []struct {
 		name        string
-		pod         *corev1.Pod
+		pod         *podcache.Pod
 		wantForeign bool
 	}{
 		{"a pod controlled by one of the target's ReplicaSets is its own", pod("a", controllerRef("ReplicaSet", "web-new", "rs-new")), false},
@@ -42,7 +42,7 @@ func TestSplitByOwnerCountsOnlyPodsWhoseControllerIsTheTargets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := splitByOwner([]*corev1.Pod{tt.pod}, owners)
+			got := splitByOwner([]*podcache.Pod{tt.pod}, owners)
 			if foreign := len(got.foreign) == 1; foreign != tt.wantForeign || len(got.own)+len(got.foreign) != 1 {
 				t.Errorf("own %d, foreign %d; want foreign=%v", len(got.own), len(got.foreign), tt.wantForeign)
 			}

@@ -4,15 +4,17 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
+	"github.com/podpilot/podpilot/pkg/podcache"
 )
 
 // podsOf converts the target's pods to the calculator's view.
-func podsOf(pods []*corev1.Pod) []replicas.Pod {
+func podsOf(pods []*podcache.Pod) []replicas.Pod {
 	out := make([]replicas.Pod, 0, len(pods))
 	for _, p := range pods {
 		out = append(out, podOf(p))
@@ -20,26 +22,19 @@ func podsOf(pods []*corev1.Pod) []replicas.Pod {
 	return out
 }
 
-func podOf(p *corev1.Pod) replicas.Pod {
-	out := replicas.Pod{
-		Name:     p.Name,
-		Deleted:  p.DeletionTimestamp != nil,
-		Phase:    p.Status.Phase,
-		Requests: requestsOf(p),
+// podOf converts a cached pod; its requests are read from its shared requests-only pod.
+func podOf(p *podcache.Pod) replicas.Pod {
+	return replicas.Pod{
+		Name:            p.Name,
+		Deleted:         p.DeletionTimestamp != nil,
+		Phase:           p.Phase,
+		Start:           p.StartTime.Time,
+		Ready:           p.Ready,
+		ReadyTransition: p.ReadyTransition.Time,
+		Requests:        requestsOf(p.Resources),
 		// ContainerResource metrics (kinds.go).
-		ContainerRequests: containerRequestsOf(p),
+		ContainerRequests: containerRequestsOf(p.Resources),
 	}
-	if p.Status.StartTime != nil {
-		out.Start = p.Status.StartTime.Time
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			out.Ready = c.Status == corev1.ConditionTrue
-			out.ReadyTransition = c.LastTransitionTime.Time
-			break
-		}
-	}
-	return out
 }
 
 // requestsOf returns the pod's cpu and memory requests in milli-units: the pod-level request
@@ -92,13 +87,13 @@ func containerRequests(p *corev1.Pod, r corev1.ResourceName) (int64, bool) {
 const podLabelIndex = "podpilot.io/label"
 
 func podLabelIndexFunc(obj any) ([]string, error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return nil, nil
+	pod, err := apimeta.Accessor(obj)
+	if err != nil {
+		return nil, nil //nolint:nilerr // not a pod: not indexed
 	}
-	keys := make([]string, 0, len(pod.Labels))
-	for k, v := range pod.Labels {
-		keys = append(keys, pod.Namespace+"/"+k+"="+v)
+	keys := make([]string, 0, len(pod.GetLabels()))
+	for k, v := range pod.GetLabels() {
+		keys = append(keys, pod.GetNamespace()+"/"+k+"="+v)
 	}
 	return keys, nil
 }
@@ -114,7 +109,7 @@ func addPodLabelIndex(inf cache.SharedIndexInformer) error {
 // selectPods returns the pods of namespace that selector selects: the smallest index bucket of
 // the selector's single-valued equality requirements, filtered by the whole selector; a selector
 // without one lists the namespace.
-func (c *Controller) selectPods(namespace string, selector labels.Selector) ([]*corev1.Pod, error) {
+func (c *Controller) selectPods(namespace string, selector labels.Selector) ([]*podcache.Pod, error) {
 	reqs, _ := selector.Requirements()
 	var bucket string
 	size := -1
@@ -133,17 +128,7 @@ func (c *Controller) selectPods(namespace string, selector labels.Selector) ([]*
 		}
 	}
 	if size < 0 {
-		return c.podLister.Pods(namespace).List(selector)
+		return c.podLister.List(namespace, selector)
 	}
-	objs, err := c.podIndexer.ByIndex(podLabelIndex, bucket)
-	if err != nil {
-		return nil, fmt.Errorf("look up pods by label %s: %w", bucket, err)
-	}
-	out := make([]*corev1.Pod, 0, len(objs))
-	for _, o := range objs {
-		if p, ok := o.(*corev1.Pod); ok && selector.Matches(labels.Set(p.Labels)) {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return c.podLister.ByIndex(podLabelIndex, bucket, selector)
 }
