@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
@@ -62,32 +64,34 @@ func (c *Controller) nextRound(ctx context.Context, pa *podpilotv1alpha1.PodAuto
 // landingCadence returns the landing cadence of the metric pa's rounds follow and its name;
 // no name when pa has no metric from Prometheus (or its selector is invalid).
 func (c *Controller) landingCadence(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler) (metrics.Cadence, string, error) {
-	spec := pa.Spec
+	spec, ns := pa.Spec, pa.Namespace
 	switch {
 	case len(spec.CustomMetrics) > 0:
 		m := spec.CustomMetrics[0]
-		sel, err := metricSelector(m.Selector)
-		if err != nil {
-			return metrics.Cadence{}, "", nil
-		}
-		cad, err := c.scrapes.Cadence(ctx, pa.Namespace, m.MetricName, sel)
-		return cad, m.MetricName, err
+		return cadenceOf(m.MetricName, m.Selector, func(sel labels.Selector) (metrics.Cadence, error) {
+			return c.scrapes.Cadence(ctx, ns, m.MetricName, sel)
+		})
 	case len(spec.ObjectMetrics) > 0:
 		m := spec.ObjectMetrics[0]
-		sel, err := metricSelector(m.Selector)
-		if err != nil {
-			return metrics.Cadence{}, "", nil
-		}
-		cad, err := c.scrapes.ObjectCadence(ctx, pa.Namespace, describedKind(m.DescribedObject), m.MetricName, sel)
-		return cad, m.MetricName, err
+		return cadenceOf(m.MetricName, m.Selector, func(sel labels.Selector) (metrics.Cadence, error) {
+			return c.scrapes.ObjectCadence(ctx, ns, describedKind(m.DescribedObject), m.MetricName, sel)
+		})
 	case len(spec.ExternalMetrics) > 0:
 		m := spec.ExternalMetrics[0]
-		sel, err := metricSelector(m.Selector)
-		if err != nil {
-			return metrics.Cadence{}, "", nil
-		}
-		cad, err := c.scrapes.ExternalCadence(ctx, pa.Namespace, m.MetricName, sel)
-		return cad, m.MetricName, err
+		return cadenceOf(m.MetricName, m.Selector, func(sel labels.Selector) (metrics.Cadence, error) {
+			return c.scrapes.ExternalCadence(ctx, ns, m.MetricName, sel)
+		})
 	}
 	return metrics.Cadence{}, "", nil
+}
+
+// cadenceOf asks for the cadence of the metric named name under its metric selector; no name
+// when the selector is invalid (the round reports that).
+func cadenceOf(name string, selector *metav1.LabelSelector, ask func(labels.Selector) (metrics.Cadence, error)) (metrics.Cadence, string, error) {
+	sel, err := metricSelector(selector)
+	if err != nil {
+		return metrics.Cadence{}, "", nil
+	}
+	cad, err := ask(sel)
+	return cad, name, err
 }
