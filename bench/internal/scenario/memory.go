@@ -148,6 +148,9 @@ func (e *Env) setExtraSeries(exp *exporter.Exporter, have, want int) int {
 
 func (e *Env) measureMemory(ctx context.Context, n int, baselines []memoryBaseline) (memoryLevel, error) {
 	l := memoryLevel{series: n, baselines: make([]peakRSS, len(baselines))}
+	if err := e.waitExtraSeries(ctx, n); err != nil {
+		return l, err
+	}
 	want := min(n, e.Cfg.MetricNames)
 	// Discovery has seen the series once podpilot serves at least the extra names.
 	err := framework.PollEvery(ctx, time.Second, 4*e.Cfg.RelistInterval+2*e.Cfg.ScrapeInterval+time.Minute, fmt.Sprintf("discovery of %d extra series", n),
@@ -187,6 +190,28 @@ func (e *Env) measureMemory(ctx context.Context, n int, baselines []memoryBaseli
 	}
 	l.discoveryMeanS, _ = histogramMean(s1, s0, "podpilot_metrics_discovery_duration_seconds")
 	return l, nil
+}
+
+// waitExtraSeries waits until Prometheus holds n extra series and then one
+// relist interval, so that every server's discovery has listed them all: at
+// more series than metric names the served names no longer tell.
+func (e *Env) waitExtraSeries(ctx context.Context, n int) error {
+	if n == 0 {
+		return nil
+	}
+	query := fmt.Sprintf("count({namespace=%q})", extraNamespace)
+	err := framework.PollEvery(ctx, time.Second, 2*e.Cfg.ScrapeInterval+time.Minute, fmt.Sprintf("Prometheus holding %d extra series", n),
+		func(ctx context.Context) (bool, string, error) {
+			v, err := e.promScalar(ctx, query)
+			if err != nil {
+				return false, err.Error(), nil // no series yet is an empty answer
+			}
+			return int(v) >= n, fmt.Sprintf("%.0f extra series", v), nil
+		})
+	if err != nil {
+		return err
+	}
+	return sleep(ctx, e.Cfg.RelistInterval)
 }
 
 // raise takes pid's current RSS when it is higher than the sample's, with
