@@ -67,9 +67,10 @@ bench: tools build ## Benchmark on a local control plane; writes bench/results/<
 	_output/bin/bench $(BENCH_FLAGS)
 
 .PHONY: bench-adapter
-bench-adapter: tools build ## make bench with prometheus-adapter v0.12.0 (built from its module, pinned in hack/tools) as the extra baseline.
+bench-adapter: tools build ## make bench with prometheus-adapter v0.12.0 (built from its module, pinned in hack/tools) as the extra baseline, and in scenario e also that adapter built on podpilot's library versions.
 	go build -o _output/bin/bench ./bench/cmd/bench
-	_output/bin/bench --prometheus-adapter="$$(hack/build-tools.sh prometheus-adapter)" $(BENCH_FLAGS)
+	_output/bin/bench --prometheus-adapter="$$(hack/build-tools.sh prometheus-adapter)" \
+		--prometheus-adapter-current="$$(hack/build-tools.sh prometheus-adapter-current)" $(BENCH_FLAGS)
 
 .PHONY: local-up
 local-up: tools ## Start a local control plane in _output/local-cluster and leave it running.

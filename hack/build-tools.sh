@@ -4,7 +4,8 @@
 # skips every binary that is already there. `build-tools.sh lint` builds only
 # the linters (golangci-lint, logcheck); `build-tools.sh prometheus-adapter`
 # only prometheus-adapter, the bench's optional baseline (~20 min cold), and
-# prints its path. A cold build takes ~10 minutes on
+# prints its path; `build-tools.sh prometheus-adapter-current` the same
+# adapter's code on podpilot's library versions (see adapter_current). A cold build takes ~10 minutes on
 # 2 cores; a warm one, a second.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -27,6 +28,30 @@ lint() {
   build "$LOGCHECK" "$PODPILOT_ROOT/hack/tools/logcheck" sigs.k8s.io/logtools/logcheck
 }
 
+# adapter_current builds prometheus-adapter's cmd/adapter in the module
+# hack/tools/prometheus-adapter-current (podpilot's k8s.io versions), ported:
+# a throwaway main package in that module gets upstream's adapter.go, read from
+# the module cache at build time (never kept here) with two calls renamed to
+# port.go.in's functions, and port.go.in itself (see that file).
+adapter_current() {
+  local out=$PROMETHEUS_ADAPTER_CURRENT_BIN mod=$PODPILOT_ROOT/hack/tools/prometheus-adapter-current
+  if [[ ! -x $out ]]; then
+    local src work
+    src=$(cd "$mod" && go mod download -json sigs.k8s.io/prometheus-adapter | awk -F'"' '$2 == "Dir" { print $4 }')/cmd/adapter
+    work=$(mktemp -d "$mod/port.XXXXXX")
+    trap "rm -rf '$work'" EXIT
+    sed -e 's/cmd\.Run(stopCh)/cmd.Run(podpilotPortContext(stopCh))/' \
+      -e 's/(generatedopenapi\.GetOpenAPIDefinitions, openapinamer/(podpilotPortDefinitions(generatedopenapi.GetOpenAPIDefinitions), openapinamer/' \
+      "$src/adapter.go" >"$work/adapter.go"
+    cp "$mod/port.go.in" "$work/port.go"
+    if ! grep -q podpilotPortContext "$work/adapter.go" || ! grep -q podpilotPortDefinitions "$work/adapter.go"; then
+      die "prometheus-adapter's adapter.go changed: update the port in $mod"
+    fi
+    build "$out" "$mod" "./$(basename "$work")"
+  fi
+  echo "$out"
+}
+
 main() {
   if [[ ${1:-} == lint ]]; then lint; return; fi
   if [[ ${1:-} == prometheus-adapter ]]; then
@@ -34,6 +59,7 @@ main() {
     echo "$PROMETHEUS_ADAPTER_BIN"
     return
   fi
+  if [[ ${1:-} == prometheus-adapter-current ]]; then adapter_current; return; fi
   local kv=k8s.io/component-base/version
   local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
   local kubever="-X $kv.gitVersion=$KUBE_VERSION -X $kv.gitMajor=1 -X $kv.gitMinor=$minor"

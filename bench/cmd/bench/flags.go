@@ -49,6 +49,8 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&c.RelistInterval, "relist-interval", 15*time.Second, "podpilot's (and prometheus-adapter's) --metrics-relist-interval")
 	fs.StringVar(&ppArgs, "podpilot-args", os.Getenv("BENCH_PODPILOT_ARGS"), "extra podpilot flags, space-separated (also BENCH_PODPILOT_ARGS), e.g. '--kube-api-qps=50'")
 	fs.StringVar(&c.Adapter, "prometheus-adapter", os.Getenv("PROMETHEUS_ADAPTER"), "a prometheus-adapter binary to measure side by side (also PROMETHEUS_ADAPTER)")
+	fs.StringVar(&c.AdapterCurrent, "prometheus-adapter-current", os.Getenv("PROMETHEUS_ADAPTER_CURRENT"),
+		"scenario e: prometheus-adapter's code built on podpilot's library versions (hack/build-tools.sh prometheus-adapter-current; also PROMETHEUS_ADAPTER_CURRENT)")
 	fs.StringVar(&c.PodpilotBinary, "podpilot", filepath.Join(root, "bin", "podpilot"), "the podpilot binary")
 	fs.StringVar(&c.PodcacheBinary, "podcache", filepath.Join(root, "_output", "bin", "podcache"), "where scenario g builds bench/cmd/podcache, its typed-informer baseline")
 	fs.StringVar(&scenarios, "scenarios", "a,b,c,d,e,f", "scenarios to run (b and c run together; g, memory against pods, on request or with --full)")

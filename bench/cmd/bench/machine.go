@@ -89,10 +89,7 @@ func settings(o options) []report.KV {
 	if pp == "" {
 		pp = "(none)"
 	}
-	adapter := c.Adapter
-	if adapter == "" {
-		adapter = "not given (PROMETHEUS_ADAPTER unset)"
-	}
+	adapter := orNotGiven(c.Adapter, "PROMETHEUS_ADAPTER")
 	return []report.KV{
 		{Key: "sizes N (b, c)", Value: strings.Trim(fmt.Sprint(c.Sizes), "[]")},
 		{Key: "namespaces", Value: fmt.Sprint(c.Namespaces)},
@@ -108,8 +105,17 @@ func settings(o options) []report.KV {
 		{Key: "scenario g", Value: fmt.Sprintf("pods %s (and 0) in Deployments of 1000, pod shape %s", strings.Trim(fmt.Sprint(c.Pods), "[]"), c.PodShape)},
 		{Key: "extra podpilot flags", Value: pp},
 		{Key: "prometheus-adapter", Value: adapter},
+		{Key: "prometheus-adapter on podpilot's libraries (scenario e)", Value: orNotGiven(c.AdapterCurrent, "PROMETHEUS_ADAPTER_CURRENT")},
 		{Key: "rules", Value: "podpilot's default rules (pkg/provider/rules.DefaultYAML)"},
 	}
+}
+
+// orNotGiven is path, or says that env was not set.
+func orNotGiven(path, env string) string {
+	if path == "" {
+		return "not given (" + env + " unset)"
+	}
+	return path
 }
 
 // stockHPASizes says at which N scenario c runs the stock HPA.

@@ -21,9 +21,9 @@ const adapterClientQPS = "1000"
 // adapterArgs run prometheus-adapter on the bench's rule file (podpilot's
 // default rules, in prometheus-adapter's format) with podpilot's discovery
 // interval; the framework adds the port, kubeconfigs and Prometheus URL.
-func (e *Env) adapterArgs() []string {
+func (e *Env) adapterArgs(certDir string) []string {
 	return []string{"--config=" + e.rulesFile, "--metrics-relist-interval=" + e.Cfg.RelistInterval.String(),
-		"--cert-dir=" + filepath.Join(e.Cluster.StateDir, "adapter-certs"), "-v=1",
+		"--cert-dir=" + certDir, "-v=1",
 		// prometheus-adapter LISTs the selected objects from the kube-apiserver
 		// on every request; at its default client throttle (5 QPS, burst 10)
 		// it serves about 4 req/s, so the bench lifts it to measure its design,
@@ -33,10 +33,17 @@ func (e *Env) adapterArgs() []string {
 
 // startAdapter runs the prometheus-adapter binary against the cluster.
 func (e *Env) startAdapter(ctx context.Context) (*framework.Podpilot, error) {
-	if err := os.MkdirAll(filepath.Join(e.Cluster.StateDir, "adapter-certs"), 0o755); err != nil {
+	return e.startAdapterBinary(ctx, e.Cfg.Adapter, "adapter-certs")
+}
+
+// startAdapterBinary runs a prometheus-adapter binary against the cluster
+// with its serving certificate in certs under the state directory.
+func (e *Env) startAdapterBinary(ctx context.Context, binary, certs string) (*framework.Podpilot, error) {
+	dir := filepath.Join(e.Cluster.StateDir, certs)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("adapter cert dir: %w", err)
 	}
-	return e.startMetricsServer(ctx, e.Cfg.Adapter, e.adapterArgs())
+	return e.startMetricsServer(ctx, binary, e.adapterArgs(dir))
 }
 
 // adapterTargets starts prometheus-adapter, adds it direct and through the

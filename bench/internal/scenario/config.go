@@ -10,6 +10,10 @@ type Config struct {
 	PodpilotArgs   []string
 	// Adapter is an optional prometheus-adapter binary measured side by side.
 	Adapter string
+	// AdapterCurrent is an optional prometheus-adapter built on podpilot's
+	// library versions (hack/build-tools.sh prometheus-adapter-current),
+	// scenario e's like-for-like memory baseline.
+	AdapterCurrent string
 	// PodcacheBinary is bench/cmd/podcache, scenario g's baseline.
 	PodcacheBinary string
 	// StateDir holds the bench cluster's state.

@@ -18,13 +18,22 @@ const extraNamespace = benchNSPrefix + "extra"
 
 // memoryLevel is the RSS at one number of extra series.
 type memoryLevel struct {
-	series                  int
-	podpilotMiB, adapterMiB float64
-	// podpilotFileMiB and adapterFileMiB are the file-backed part (RssFile,
-	// the binary's pages) of the sample that had the highest RSS.
-	podpilotFileMiB, adapterFileMiB float64
-	discoveryMeanS                  float64
-	served                          float64
+	series   int
+	podpilot peakRSS
+	// baselines are the prometheus-adapters' samples, in memoryBaseline order.
+	baselines      []peakRSS
+	discoveryMeanS float64
+	served         float64
+}
+
+// peakRSS is the highest RSS seen, with that sample's file-backed part
+// (RssFile, the binary's pages), in MiB.
+type peakRSS struct{ mib, fileMiB float64 }
+
+// memoryBaseline is a prometheus-adapter measured beside podpilot.
+type memoryBaseline struct {
+	name string
+	proc *framework.Podpilot
 }
 
 // Memory runs scenario e: podpilot's steady RSS (the highest of samples
@@ -54,33 +63,61 @@ func (e *Env) Memory(ctx context.Context) (report.Section, error) {
 	sec.Notes = append(sec.Notes, fmt.Sprintf("podpilot was restarted with the same flags when this scenario started prometheus-adapter, "+
 		"so both are measured from the same start; the podpilot that ran the earlier scenarios had %s MiB RSS when it was stopped.",
 		stats.Num(before, 1)))
-	var adapter *framework.Podpilot
-	if e.Cfg.Adapter != "" {
-		if adapter, err = e.startAdapter(ctx); err != nil {
-			return sec, fmt.Errorf("prometheus-adapter: %w", err)
-		}
-		defer adapter.Stop()
-	} else {
-		sec.Notes = append(sec.Notes, "prometheus-adapter: skipped (PROMETHEUS_ADAPTER not set).")
+	baselines, stop, err := e.memoryBaselines(ctx, &sec)
+	defer stop()
+	if err != nil {
+		return sec, err
 	}
 	var levels []memoryLevel
 	set := 0
 	for _, n := range e.Cfg.MemorySeries {
 		set = e.setExtraSeries(exp.Exporter, set, n)
 		e.logf("e: %d extra series", n)
-		l, err := e.measureMemory(ctx, n, adapter)
+		l, err := e.measureMemory(ctx, n, baselines)
 		if err != nil {
 			return sec, err
 		}
 		levels = append(levels, l)
 	}
-	sec.Tables = append(sec.Tables, memoryTable(levels, adapter != nil))
+	sec.Tables = append(sec.Tables, memoryTable(levels, baselines))
 	if len(levels) > 1 {
 		a, b := levels[0], levels[len(levels)-1]
 		sec.Headline = []string{fmt.Sprintf("e. podpilot RSS %s MiB at %d extra series, %s MiB at %d (%s)",
-			stats.Num(a.podpilotMiB, 0), a.series, stats.Num(b.podpilotMiB, 0), b.series, stats.Ratio(b.podpilotMiB, a.podpilotMiB))}
+			stats.Num(a.podpilot.mib, 0), a.series, stats.Num(b.podpilot.mib, 0), b.series, stats.Ratio(b.podpilot.mib, a.podpilot.mib))}
 	}
 	return sec, nil
+}
+
+// memoryBaselines starts the prometheus-adapters the config names (notes in
+// sec say which were skipped) and returns them with a func that stops them.
+func (e *Env) memoryBaselines(ctx context.Context, sec *report.Section) ([]memoryBaseline, func(), error) {
+	var started []memoryBaseline
+	stop := func() {
+		for _, b := range started {
+			b.proc.Stop()
+		}
+	}
+	for _, c := range []struct{ name, binary, certs, env string }{
+		{"prometheus-adapter", e.Cfg.Adapter, "adapter-certs", "PROMETHEUS_ADAPTER"},
+		{"prometheus-adapter on podpilot's libraries", e.Cfg.AdapterCurrent, "adapter-current-certs", "PROMETHEUS_ADAPTER_CURRENT"},
+	} {
+		if c.binary == "" {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("%s: skipped (%s not set).", c.name, c.env))
+			continue
+		}
+		p, err := e.startAdapterBinary(ctx, c.binary, c.certs)
+		if err != nil {
+			return started, stop, fmt.Errorf("%s: %w", c.name, err)
+		}
+		started = append(started, memoryBaseline{name: c.name, proc: p})
+	}
+	if e.Cfg.AdapterCurrent != "" {
+		sec.Notes = append(sec.Notes, "prometheus-adapter on podpilot's libraries is prometheus-adapter v0.12.0's own code built on the "+
+			"k8s.io and custom-metrics-apiserver versions of podpilot's go.mod (hack/build-tools.sh prometheus-adapter-current, "+
+			"hack/tools/prometheus-adapter-current): beside the released adapter it separates what the libraries' versions cost from what "+
+			"each design costs.")
+	}
+	return started, stop, nil
 }
 
 // restartPodpilot stops the bench's podpilot, starts a fresh one with the same
@@ -109,8 +146,11 @@ func (e *Env) setExtraSeries(exp *exporter.Exporter, have, want int) int {
 	return max(have, want)
 }
 
-func (e *Env) measureMemory(ctx context.Context, n int, adapter *framework.Podpilot) (memoryLevel, error) {
-	l := memoryLevel{series: n}
+func (e *Env) measureMemory(ctx context.Context, n int, baselines []memoryBaseline) (memoryLevel, error) {
+	l := memoryLevel{series: n, baselines: make([]peakRSS, len(baselines))}
+	if err := e.waitExtraSeries(ctx, n); err != nil {
+		return l, err
+	}
 	want := min(n, e.Cfg.MetricNames)
 	// Discovery has seen the series once podpilot serves at least the extra names.
 	err := framework.PollEvery(ctx, time.Second, 4*e.Cfg.RelistInterval+2*e.Cfg.ScrapeInterval+time.Minute, fmt.Sprintf("discovery of %d extra series", n),
@@ -129,16 +169,16 @@ func (e *Env) measureMemory(ctx context.Context, n int, adapter *framework.Podpi
 	if err != nil {
 		return l, err
 	}
-	adapterPid := 0
-	if adapter != nil {
-		adapterPid, _ = e.Pid(adapter)
+	pids := make([]int, len(baselines))
+	for i, b := range baselines {
+		pids[i], _ = e.Pid(b.proc)
 	}
 	podpilotPid, _ := e.Pid(e.Podpilot)
 	deadline := time.Now().Add(e.Cfg.RelistInterval)
 	for time.Now().Before(deadline) {
-		maxRSSSample(podpilotPid, &l.podpilotMiB, &l.podpilotFileMiB)
-		if adapterPid != 0 {
-			maxRSSSample(adapterPid, &l.adapterMiB, &l.adapterFileMiB)
+		l.podpilot.raise(podpilotPid)
+		for i, pid := range pids {
+			l.baselines[i].raise(pid)
 		}
 		if err := sleep(ctx, time.Second); err != nil {
 			return l, err
@@ -152,34 +192,61 @@ func (e *Env) measureMemory(ctx context.Context, n int, adapter *framework.Podpi
 	return l, nil
 }
 
-// maxRSSSample raises *rss (MiB) to pid's RSS when that is higher, and then sets
-// *file to that sample's file-backed part.
-func maxRSSSample(pid int, rss, file *float64) {
+// waitExtraSeries waits until Prometheus holds n extra series and then one
+// relist interval, so that every server's discovery has listed them all: at
+// more series than metric names the served names no longer tell.
+func (e *Env) waitExtraSeries(ctx context.Context, n int) error {
+	if n == 0 {
+		return nil
+	}
+	query := fmt.Sprintf("count({namespace=%q})", extraNamespace)
+	err := framework.PollEvery(ctx, time.Second, 2*e.Cfg.ScrapeInterval+time.Minute, fmt.Sprintf("Prometheus holding %d extra series", n),
+		func(ctx context.Context) (bool, string, error) {
+			v, err := e.promScalar(ctx, query)
+			if err != nil {
+				return false, err.Error(), nil // no series yet is an empty answer
+			}
+			return int(v) >= n, fmt.Sprintf("%.0f extra series", v), nil
+		})
+	if err != nil {
+		return err
+	}
+	return sleep(ctx, e.Cfg.RelistInterval)
+}
+
+// raise takes pid's current RSS when it is higher than the sample's, with
+// that reading's file-backed part.
+func (s *peakRSS) raise(pid int) {
+	if pid == 0 {
+		return
+	}
 	r, err := procstat.RSS(pid)
-	if err != nil || float64(r)/(1<<20) <= *rss {
+	if err != nil || float64(r)/(1<<20) <= s.mib {
 		return
 	}
 	f, _ := procstat.RSSFile(pid)
-	*rss, *file = float64(r)/(1<<20), float64(f)/(1<<20)
+	s.mib, s.fileMiB = float64(r)/(1<<20), float64(f)/(1<<20)
 }
 
-func memoryTable(levels []memoryLevel, withAdapter bool) report.Table {
+func memoryTable(levels []memoryLevel, baselines []memoryBaseline) report.Table {
 	t := report.Table{Header: []string{"extra series", "custom metrics served", "podpilot RSS MiB", "of which file-backed MiB", "× at 0",
 		"growth MiB", "discovery pass s"}}
-	if withAdapter {
-		t.Header = append(t.Header, "prometheus-adapter RSS MiB", "of which file-backed MiB", "podpilot × adapter", "adapter growth MiB",
-			"podpilot growth × adapter growth")
+	for _, b := range baselines {
+		t.Header = append(t.Header, b.name+" RSS MiB", "of which file-backed MiB", "podpilot × it", "its growth MiB",
+			"podpilot growth × its growth")
 	}
 	if len(levels) == 0 {
 		return t
 	}
 	base := levels[0]
 	for _, l := range levels {
-		row := []string{fmt.Sprint(l.series), stats.Num(l.served, 0), stats.Num(l.podpilotMiB, 1), stats.Num(l.podpilotFileMiB, 1),
-			stats.Ratio(l.podpilotMiB, base.podpilotMiB), stats.Num(l.podpilotMiB-base.podpilotMiB, 1), stats.Num(l.discoveryMeanS, 3)}
-		if withAdapter {
-			row = append(row, stats.Num(l.adapterMiB, 1), stats.Num(l.adapterFileMiB, 1), stats.Ratio(l.podpilotMiB, l.adapterMiB), stats.Num(l.adapterMiB-base.adapterMiB, 1),
-				stats.Ratio(l.podpilotMiB-base.podpilotMiB, l.adapterMiB-base.adapterMiB))
+		p := l.podpilot
+		row := []string{fmt.Sprint(l.series), stats.Num(l.served, 0), stats.Num(p.mib, 1), stats.Num(p.fileMiB, 1),
+			stats.Ratio(p.mib, base.podpilot.mib), stats.Num(p.mib-base.podpilot.mib, 1), stats.Num(l.discoveryMeanS, 3)}
+		for i, b := range l.baselines {
+			b0 := base.baselines[i]
+			row = append(row, stats.Num(b.mib, 1), stats.Num(b.fileMiB, 1), stats.Ratio(p.mib, b.mib), stats.Num(b.mib-b0.mib, 1),
+				stats.Ratio(p.mib-base.podpilot.mib, b.mib-b0.mib))
 		}
 		t.Rows = append(t.Rows, row)
 	}
