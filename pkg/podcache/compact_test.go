@@ -12,46 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	"github.com/podpilot/podpilot/pkg/podcache/podcachetest"
 )
 
-func fullPod() *corev1.Pod {
-	now := metav1.Now()
-	always := corev1.ContainerRestartPolicyAlways
-	req := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "p1", Namespace: "ns", UID: "u1", ResourceVersion: "7", GenerateName: "p",
-			Labels:            map[string]string{"app": "vg1"},
-			Annotations:       map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{...}"},
-			ManagedFields:     []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
-			OwnerReferences:   []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "vg1-abc", UID: "rs1", Controller: ptr.To(true)}},
-			DeletionTimestamp: &now,
-		},
-		Spec: corev1.PodSpec{
-			Resources: &corev1.ResourceRequirements{Requests: req},
-			Containers: []corev1.Container{{
-				Name: "app", Image: "vanguard:1", Env: []corev1.EnvVar{{Name: "A", Value: "b"}},
-				Resources:      corev1.ResourceRequirements{Requests: req, Limits: req},
-				ReadinessProbe: &corev1.Probe{PeriodSeconds: 10},
-			}},
-			InitContainers: []corev1.Container{{Name: "proxy", RestartPolicy: &always, Resources: corev1.ResourceRequirements{Requests: req}}},
-			Volumes:        []corev1.Volume{{Name: "data"}},
-			NodeName:       "n1",
-		},
-		Status: corev1.PodStatus{
-			Phase:     corev1.PodRunning,
-			StartTime: &now,
-			Conditions: []corev1.PodCondition{
-				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
-				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now, Message: "long text"},
-			},
-			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true}},
-		},
-	}
-}
-
 func TestCompactKeepsWhatThePodsReadersUseAndNothingElse(t *testing.T) {
-	in := fullPod()
+	in := podcachetest.FullPod()
 	var c Compactor
 	got, err := c.Transform(in)
 	if err != nil {
@@ -102,7 +68,7 @@ func TestCompactReadsTheReadyConditionAndStartTimeWhenThereAreNone(t *testing.T)
 
 func TestPodsOfOneWorkloadShareTheirLabelsOwnersAndRequests(t *testing.T) {
 	var c Compactor
-	a, b := fullPod(), fullPod()
+	a, b := podcachetest.FullPod(), podcachetest.FullPod()
 	b.Name, b.UID = "p2", "u2"
 	// b is decoded separately: equal content, distinct maps and slices.
 	b.Labels = map[string]string{"app": "vg1"}
@@ -133,9 +99,9 @@ func TestASharedValuesTableStartsOverWhenFull(t *testing.T) {
 func TestCompactPodsAreReadLikeAnyCachedObject(t *testing.T) {
 	var c Compactor
 	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	a, b := fullPod(), fullPod()
+	a, b := podcachetest.FullPod(), podcachetest.FullPod()
 	b.Name, b.Labels = "p2", map[string]string{"app": "other"}
-	other := fullPod()
+	other := podcachetest.FullPod()
 	other.Namespace = "elsewhere"
 	for _, p := range []*corev1.Pod{a, b, other} {
 		if err := idx.Add(c.Compact(p)); err != nil {
@@ -157,7 +123,7 @@ func TestCompactPodsAreReadLikeAnyCachedObject(t *testing.T) {
 
 func TestOfCompactsAPodOfACacheWithoutTheTransform(t *testing.T) {
 	var c Compactor
-	in := fullPod()
+	in := podcachetest.FullPod()
 	want := c.Compact(in)
 	got, ok := Of(in)
 	if diff := cmp.Diff(want, got); !ok || diff != "" {
@@ -170,7 +136,7 @@ func TestOfCompactsAPodOfACacheWithoutTheTransform(t *testing.T) {
 
 func TestDeepCopySharesNothing(t *testing.T) {
 	var c Compactor
-	p := c.Compact(fullPod())
+	p := c.Compact(podcachetest.FullPod())
 	cp := p.DeepCopy()
 	if diff := cmp.Diff(p, cp); diff != "" {
 		t.Errorf("copy differs (-orig +copy):\n%s", diff)
