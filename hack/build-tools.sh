@@ -34,7 +34,10 @@ lint() {
 # the module cache at build time (never kept here) with two calls renamed to
 # port.go.in's functions, and port.go.in itself (see that file).
 adapter_current() {
-  local out=$PROMETHEUS_ADAPTER_CURRENT_BIN mod=$PODPILOT_ROOT/hack/tools/prometheus-adapter-current
+  local mod=$PODPILOT_ROOT/hack/tools/prometheus-adapter-current key out
+  # Keyed also by the library versions (go.mod) and the port file.
+  key=$(cat "$mod/go.mod" "$mod/port.go.in" | cksum | cut -d' ' -f1)
+  out=$TOOLS_CACHE/prometheus-adapter-$ADAPTER_VERSION-current-$key-$GO_MINOR/adapter
   if [[ ! -x $out ]]; then
     local src work
     src=$(cd "$mod" && go mod download -json sigs.k8s.io/prometheus-adapter | awk -F'"' '$2 == "Dir" { print $4 }')/cmd/adapter

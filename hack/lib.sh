@@ -29,11 +29,6 @@ LOGCHECK=$TOOLS_CACHE/logcheck-$LOGTOOLS_VERSION-$GO_MINOR/logcheck
 HELM=$TOOLS_CACHE/helm-$HELM_VERSION-$GO_MINOR/helm
 # prometheus-adapter is only the bench's optional baseline (make bench-adapter).
 PROMETHEUS_ADAPTER_BIN=$TOOLS_CACHE/prometheus-adapter-$ADAPTER_VERSION-$GO_MINOR/adapter
-# The same adapter code on podpilot's library versions (hack/tools/prometheus-adapter-current),
-# keyed also by those versions and by the port file.
-ADAPTER_CURRENT_KEY=$(cat "$PODPILOT_ROOT/hack/tools/prometheus-adapter-current/go.mod" \
-  "$PODPILOT_ROOT/hack/tools/prometheus-adapter-current/port.go.in" | cksum | cut -d' ' -f1)
-PROMETHEUS_ADAPTER_CURRENT_BIN=$TOOLS_CACHE/prometheus-adapter-$ADAPTER_VERSION-current-$ADAPTER_CURRENT_KEY-$GO_MINOR/adapter
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
