@@ -102,7 +102,7 @@ func TestFaultAPIServerRestart(t *testing.T) {
 // them all), and describes what it compared.
 func assertHistoryKept(t *testing.T, before, after *podpilotv1alpha1.PodAutoscaler) string {
 	t.Helper()
-	// Recommendations are stored as runs of equal values (README, "History as
+	// Recommendations are stored as runs of equal values (docs/how-it-decides.md, "History as
 	// runs"): a run is re-dated to its last round when it ends, so a kept
 	// recommendation has the same replicas and a timestamp no earlier.
 	lost := 0

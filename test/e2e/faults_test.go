@@ -74,7 +74,7 @@ func TestFaultPrometheusSlow(t *testing.T) {
 
 // shareMaxAge bounds how long podpilot may answer a request from the last
 // answer Prometheus gave to the same query (--metrics-query-cache-max-age,
-// README "What a request does"): the fault tests set it short, and their
+// docs/metrics-api.md "What a request does"): the fault tests set it short, and their
 // promises about the API hold from that long after the fault on.
 const shareMaxAge = time.Second
 

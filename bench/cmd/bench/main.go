@@ -3,7 +3,7 @@
 // per-request cost, stock HPAs and PodAutoscalers at N, reaction time and
 // memory, each against a baseline measured in the same run, runs the Go
 // benchmarks, prints a table and writes bench/results/<date>-<sha>.md with
-// SVG plots beside it. See README.md's Performance section.
+// SVG plots beside it. See docs/performance.md.
 //
 // Exit codes: 0 every scenario ran; 1 a scenario failed (the report says
 // which and still holds the others); 2 usage error.

@@ -8,12 +8,12 @@ import (
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
 
-// benchRules is podpilot's default rule file with README's fast-reacting rule
+// benchRules is podpilot's default rule file with docs/how-it-decides.md's fast-reacting rule
 // added for the bench's counter: stepFastMetric is irate() of stepCounter over
 // a window of three scrapes, so a step shows in full at the first scrape after
 // it, where the default rule's rate() over 1m takes a minute to.
 func benchRules(scrape time.Duration) string {
-	fast := fmt.Sprintf(`# bench: README's fast-reacting rule, irate over three scrapes.
+	fast := fmt.Sprintf(`# bench: docs/how-it-decides.md's fast-reacting rule, irate over three scrapes.
 - seriesQuery: '%s{namespace!="",pod!=""}'
   resources:
     overrides:

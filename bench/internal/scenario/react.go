@@ -23,7 +23,7 @@ type reactGroup struct {
 
 // reactGroups are scenario d's rows: both kinds on the gauge, then the stock
 // HPA on the default rule of a counter (rate over 1m) against the
-// PodAutoscaler on README's fast-reacting rule of the same counter.
+// PodAutoscaler on docs/how-it-decides.md's fast-reacting rule of the same counter.
 func (e *Env) reactGroups() []reactGroup {
 	fast := fmt.Sprintf("PodAutoscaler, irate(x_total[%s])", promDuration(3*e.Cfg.ScrapeInterval))
 	return []reactGroup{
@@ -45,7 +45,7 @@ func (e *Env) React(ctx context.Context) (report.Section, error) {
 		Intro: fmt.Sprintf("%d Deployments per row (2 pods at 80 per pod against a target of 100) in one namespace; "+
 			"step *i* sets Deployment *i* of each row to 300 per pod at *i*/%d of the %s scrape interval, so the steps' phase covers the "+
 			"scrape and sync periods. The first two rows follow a per-pod gauge; the last two a per-pod counter growing at the same rate, "+
-			"the stock HPA through the default rule (`rate(x_total[1m])`) and the PodAutoscaler through README's fast-reacting rule. "+
+			"the stock HPA through the default rule (`rate(x_total[1m])`) and the PodAutoscaler through docs/how-it-decides.md's fast-reacting rule. "+
 			"Reaction = step → the Deployment's `spec.replicas` changed (watched); "+
 			"its decision part starts when the step's first sample landed in Prometheus (the scrape timestamp of the first raw sample at the new value).",
 			e.Cfg.ReactSteps, e.Cfg.ReactSteps, e.Cfg.ScrapeInterval)}

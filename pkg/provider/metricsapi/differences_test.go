@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 )
 
-// TestDeliberateDifferencesFromPrometheusAdapter has one case per row of README's table of
+// TestDeliberateDifferencesFromPrometheusAdapter has one case per row of docs/migrating-from-prometheus-adapter.md's table of
 // deliberate differences ("Migrating from prometheus-adapter"). Each case states what
 // prometheus-adapter answers (read from its source: pkg/custom-provider and pkg/naming) and
 // checks what podpilot answers instead.
