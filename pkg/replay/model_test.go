@@ -47,7 +47,7 @@ func trace(actual, load []float64) Trace {
 
 func testModel(readyDelay, downscale time.Duration) Model {
 	cfg := decision.DefaultConfig()
-	cfg.DownscaleStabilizationWindow, cfg.RoundInterval = downscale, step
+	cfg.DownscaleStabilizationWindow = downscale
 	return Model{Config: cfg, ReadyDelay: readyDelay}
 }
 

@@ -186,7 +186,7 @@ func (o *Options) ruleSet() (*rules.RuleSet, error) {
 func (o *Options) model(requests map[corev1.ResourceName]int64) Model {
 	cfg := decision.DefaultConfig()
 	cfg.Replicas.Tolerances = replicas.Tolerances{ScaleDown: o.Tolerance, ScaleUp: o.Tolerance}
-	cfg.DownscaleStabilizationWindow, cfg.RoundInterval = o.DownscaleStabilization, o.Step
+	cfg.DownscaleStabilizationWindow = o.DownscaleStabilization
 	return Model{Config: cfg, ReadyDelay: o.ReadyDelay, Requests: requests}
 }
 
