@@ -156,6 +156,5 @@ func (o *Options) decisionConfig() decision.Config {
 			DelayOfInitialReadinessStatus: o.InitialReadinessDelay,
 		},
 		DownscaleStabilizationWindow: o.DownscaleStabilization,
-		RoundInterval:                o.SyncPeriod,
 	}
 }
