@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
 	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
@@ -32,6 +33,30 @@ const (
 	// itself, its append and the query's own lookback take milliseconds for a small target.
 	DefaultScrapeMargin = 500 * time.Millisecond
 )
+
+// What the sync period sets besides how often a PodAutoscaler is synced (docs/how-it-decides.md,
+// "Timing"): the deadline of one round (roundTimeout) and of its metric reads (readTimeout); how
+// long a metric answer is shared and a call to a source may run (see New); the liveness limit
+// (livenessLimit); the longest retry backoff; and, when a leader reads a checkpoint, how long
+// ago the last round counts (normalize.FromCheckpoint). A round's history is dated by the clock,
+// not by the period.
+
+// roundTimeout bounds one round of one PodAutoscaler, from its first read to its last write: a
+// round that cannot finish within its own period is late anyway.
+func (o *Options) roundTimeout() time.Duration { return o.SyncPeriod }
+
+// readTimeout bounds a round's metric reads, which run concurrently: three quarters of the round,
+// the rest left for its writes. A metric not read by then fails for this round (and so never
+// scales down); the call to the source goes on for the next round to share.
+func (o *Options) readTimeout() time.Duration { return o.roundTimeout() * 3 / 4 }
+
+// livenessLimit is how long the loop may make no progress before the liveness check fails:
+// three rounds' deadlines, so rounds that all run into their deadline still pass.
+func (o *Options) livenessLimit() time.Duration { return 3 * o.roundTimeout() }
+
+// namespaceShare is how many PodAutoscalers of one namespace sync at once: half the workers (at
+// least one), so a namespace whose rounds are slow leaves the other half to the others.
+func (o *Options) namespaceShare() int { return (o.Workers + 1) / 2 }
 
 // Options are the command-line options of the autoscaler.
 type Options struct {
@@ -144,7 +169,22 @@ func (o *Options) Validate() []error {
 	if o.KubeAPIBurst < 1 {
 		errs = append(errs, fmt.Errorf("--kube-api-burst must be at least 1, got %d", o.KubeAPIBurst))
 	}
-	return errs
+	return append(errs, o.validateHistoryBounds()...)
+}
+
+// validateHistoryBounds checks that a status holds every round the flag's downscale window looks
+// back over: at most MaxRecommendations rounds. A spec's own windows (up to 3600 s) may span more
+// rounds at short periods; the oldest runs are then folded, never dropped (see persistHistory).
+// Scale events fit MaxScaleEvents whatever the period (see rescaleGap).
+func (o *Options) validateHistoryBounds() []error {
+	if o.SyncPeriod <= 0 {
+		return nil
+	}
+	if rounds := o.DownscaleStabilization / o.SyncPeriod; rounds > podpilotv1alpha1.MaxRecommendations {
+		return []error{fmt.Errorf("--autoscaler-downscale-stabilization %s spans %d rounds of --autoscaler-sync-period %s, more than the %d recommendations a status holds",
+			o.DownscaleStabilization, rounds, o.SyncPeriod, podpilotv1alpha1.MaxRecommendations)}
+	}
+	return nil
 }
 
 // decisionConfig returns the algorithm's settings.

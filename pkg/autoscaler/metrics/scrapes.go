@@ -126,6 +126,8 @@ type ScrapeTracker struct {
 	max     int
 	answers *cache[landingKey, time.Time]
 
+	checks sync.WaitGroup
+
 	mu      sync.Mutex
 	entries map[landingKey]trackedCadence
 }
@@ -237,14 +239,18 @@ func (s *ScrapeTracker) Known(ctx context.Context, l Landing) Cadence {
 	if !due || !s.startChecking(l.key) {
 		return e.cadence
 	}
-	go func() {
+	s.checks.Go(func() {
 		defer s.stopChecking(l.key)
 		if _, err := s.Learn(ctx, l); err != nil {
 			klog.FromContext(ctx).V(4).Info("No landing time for the metric", "metric", l.key.metric, "namespace", l.key.namespace, "err", err)
 		}
-	}()
+	})
 	return e.cadence
 }
+
+// Wait waits for the checks Known started in the background; they end with the ctx they were
+// started with, or with the source's answer (bounded by the timeout).
+func (s *ScrapeTracker) Wait() { s.checks.Wait() }
 
 // due returns key's entry and whether it should be checked at now: while it is being learnt,
 // and once per refresh after.

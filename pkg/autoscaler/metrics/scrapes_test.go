@@ -216,9 +216,7 @@ func TestKnownNeverWaitsForTheSourceAndLearnsInTheBackground(t *testing.T) {
 		for src.answered() < want && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
-		for tr.checking(l.key) && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
+		tr.Wait()
 		clk.Step(15 * time.Second)
 		got = tr.Known(t.Context(), l)
 	}
@@ -247,11 +245,4 @@ func (b *blockingLandings) answered() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.n
-}
-
-// checking reports whether a background check of key is under way.
-func (s *ScrapeTracker) checking(key landingKey) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.entries[key].checking
 }

@@ -162,3 +162,13 @@ func (r Rules) longestPeriod() time.Duration {
 	}
 	return longest
 }
+
+// LongestPeriod returns the longest policy period of b's rules of both directions, defaults
+// applied: how far back a scale event can still count.
+func LongestPeriod(b *Behavior) time.Duration {
+	if b == nil {
+		return 0
+	}
+	up, down := b.Resolve(0)
+	return max(up.longestPeriod(), down.longestPeriod())
+}

@@ -1,0 +1,158 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/metrics/pkg/apis/external_metrics"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+)
+
+// The three failures of issue 20 (measured on the base commit: 2 → 10 replicas in 0.8 s under a
+// "+1 pod per 60 s" policy while status writes failed; the policy exceeded 15 s after one failed
+// write; a target stranded at 0 after one lost write in the scale-to-zero round), each with the
+// figure it now gives.
+
+// errStatusDenied is an admission webhook refusing a status write.
+var errStatusDenied = errors.New("admission webhook \"status.test\" denied the request")
+
+// plusOnePerMinute lets the seed autoscaler scale up by one pod per 60 s, up to 10.
+func plusOnePerMinute(pa *podpilotv1alpha1.PodAutoscaler) {
+	pa.Spec.MaxReplicas = 10
+	pa.Spec.Behavior = &podpilotv1alpha1.PodAutoscalerBehavior{ScaleUp: &podpilotv1alpha1.ScalingRules{
+		Policies: []podpilotv1alpha1.ScalingPolicy{{Type: podpilotv1alpha1.PodsScalingPolicy, Value: 1, PeriodSeconds: 60}},
+	}}
+}
+
+// denyStatus makes status writes fail while deny returns true, counting the denied ones.
+func denyStatus(f *fixture, deny func() bool) *atomic.Int32 {
+	var denied atomic.Int32
+	f.podpilot.PrependReactor("update", "podautoscalers", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "status" && deny() {
+			denied.Add(1)
+			return true, nil, errStatusDenied
+		}
+		return false, nil, nil
+	})
+	return &denied
+}
+
+func TestStatusWritesFailingNeverLetAPolicyBeExceeded(t *testing.T) {
+	f := newFixture(t, qpsPerPod("50000", podNames(2)...), nil, append(seedPods(2), seedDeployment(2), seedAutoscaler(plusOnePerMinute))...)
+	denied := denyStatus(f, func() bool { return true })
+	cfg := Config{KubeClient: f.kube, PodpilotClient: f.podpilot, KubeInformers: f.kubeInf, PodpilotInformers: f.ppInf,
+		Recorder: f.recorder, Clock: clock.RealClock{}, Options: *NewOptions(), CustomSource: f.custom}
+	ctrl, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	f.kubeInf.Start(ctx.Done())
+	f.ppInf.Start(ctx.Done())
+	done := make(chan error, 1)
+	go func() { done <- ctrl.Run(ctx) }()
+	const watch = 3 * time.Second // the base commit reached 10 replicas in 0.8 s
+	time.Sleep(watch)             // a figure, not a wait for a condition: what 3 s of rounds did
+	got := f.replicas("")
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	f.kubeInf.Shutdown()
+	f.ppInf.Shutdown()
+	fmt.Printf("FIGURE status-writes-failing: %d replicas %s after the start (policy +1 pod / 60 s, %d status writes denied; base commit: 10 in 0.8 s)\n",
+		got, watch, denied.Load())
+	if got != 3 {
+		t.Errorf("replicas = %d, want 3: one pod in the policy's first 60 s whatever the status writes do", got)
+	}
+}
+
+func TestOneFailedStatusWriteLosesNoScaleEvent(t *testing.T) {
+	f := newFixture(t, qpsPerPod("50000", podNames(2)...), nil, append(seedPods(2), seedDeployment(2), seedAutoscaler(plusOnePerMinute))...)
+	first := true
+	denyStatus(f, func() bool { was := first; first = false; return was })
+	if err := f.sync(); !errors.Is(err, errStatusNotWritten) {
+		t.Fatalf("first round = %v, want errStatusNotWritten (the scale was written, the status not)", err)
+	}
+	after := f.replicas("")
+	var rounds []int32
+	for range 4 { // 15 s apart: the policy's period is 60 s
+		f.clock.Step(15 * time.Second)
+		if err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+		rounds = append(rounds, f.replicas(""))
+	}
+	fmt.Printf("FIGURE one-failed-status-write: 2 → %d, then %v at 15 s steps (policy +1 pod / 60 s; base commit: 4 at 15 s)\n", after, rounds)
+	if want := []int32{3, 3, 3, 4}; after != 3 || fmt.Sprint(rounds) != fmt.Sprint(want) {
+		t.Errorf("replicas 2 → %d → %v, want 3 → %v: the lost write's scale event still counts for 60 s", after, rounds, want)
+	}
+	pa := f.autoscaler()
+	if pa.Status.ScaleEvents == nil || len(pa.Status.ScaleEvents.ScaleUp) != 2 {
+		t.Errorf("status scale events = %+v, want both scale-ups checkpointed once a write landed", pa.Status.ScaleEvents)
+	}
+}
+
+// backlogAutoscaler scales the seed's deployment on an external backlog (Value 10), minReplicas 0.
+func backlogAutoscaler(pa *podpilotv1alpha1.PodAutoscaler) {
+	pa.Spec.MinReplicas = ptr.To[int32](0)
+	pa.Spec.CustomMetrics = nil
+	pa.Spec.ExternalMetrics = []podpilotv1alpha1.ExternalMetricSpec{{MetricName: "jobs", TargetType: podpilotv1alpha1.ValueTarget, Value: ptr.To(resource.MustParse("10"))}}
+	pa.Spec.Behavior = &podpilotv1alpha1.PodAutoscalerBehavior{ScaleDown: &podpilotv1alpha1.ScalingRules{StabilizationWindowSeconds: ptr.To[int32](0)}}
+}
+
+func TestALostWriteInTheScaleToZeroRoundNeverStrandsTheTarget(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		name := "the same leader"
+		if restart {
+			name = "a new leader (podpilot restarted after the lost write)"
+		}
+		t.Run(name, func(t *testing.T) {
+			backlog := "0"
+			f := newFixture(t, nil, nil, append(seedPods(1), seedDeployment(1), seedAutoscaler(backlogAutoscaler))...)
+			f.external = func(ctx context.Context, namespace string, s labels.Selector, info provider.ExternalMetricInfo) (*external_metrics.ExternalMetricValueList, error) {
+				return externalValues(backlog)(ctx, namespace, s, info)
+			}
+			f.restart()
+			lost := false
+			denyStatus(f, func() bool { // the write after the scale to zero is lost
+				if !lost && f.replicas("") == 0 {
+					lost = true
+					return true
+				}
+				return false
+			})
+			_ = f.sync()
+			if got := f.replicas(""); got != 0 || !lost {
+				t.Fatalf("round 1: %d replicas (write lost: %v), want 0 with the write after the scale lost", got, lost)
+			}
+			if restart {
+				f.restart()
+			}
+			backlog = "45" // ceil(45 / 10) = 5
+			var rounds []int32
+			for range 4 {
+				f.clock.Step(15 * time.Second)
+				_ = f.sync()
+				rounds = append(rounds, f.replicas(""))
+			}
+			fmt.Printf("FIGURE scale-to-zero-write-lost (%s): 0, then %v at 15 s steps once the backlog asked for 5 (base commit: 0 for good, ScalingDisabled)\n", name, rounds)
+			if got := f.replicas(""); got != 5 {
+				t.Errorf("replicas = %d (rounds %v), want 5: podpilot's own zero comes back when load returns; ScalingActive %s",
+					got, rounds, condition(f.autoscaler(), podpilotv1alpha1.ConditionScalingActive))
+			}
+		})
+	}
+}
