@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -387,28 +388,33 @@ func addScaleReactors(client *kubefake.Clientset) {
 			}
 			return true, scaleOf(obj), nil
 		})
-		client.PrependReactor("update", res, func(a clienttesting.Action) (bool, runtime.Object, error) {
-			if a.GetSubresource() != "scale" {
-				return false, nil, nil
-			}
-			scale := a.(clienttesting.UpdateAction).GetObject().(*autoscalingv1.Scale)
-			obj, err := client.Tracker().Get(gvr, a.GetNamespace(), scale.Name)
-			if err != nil {
-				return true, nil, err
-			}
-			meta := obj.(metav1.Object)
-			if rv := scale.ResourceVersion; rv != "" && rv != meta.GetResourceVersion() {
-				return true, nil, apierrors.NewConflict(gvr.GroupResource(), scale.Name, fmt.Errorf("resourceVersion %s, stored %s", rv, meta.GetResourceVersion()))
-			}
-			switch o := obj.(type) {
-			case *appsv1.Deployment:
-				o.Spec.Replicas = ptr.To(scale.Spec.Replicas)
-			case *appsv1.StatefulSet:
-				o.Spec.Replicas = ptr.To(scale.Spec.Replicas)
-			}
-			bumpResourceVersion(meta)
-			return true, scale, client.Tracker().Update(gvr, obj, a.GetNamespace())
-		})
+		client.PrependReactor("update", res, updateScale(client, gvr))
+	}
+}
+
+// updateScale applies a scale update of the workloads of gvr to client's tracker.
+func updateScale(client *kubefake.Clientset, gvr schema.GroupVersionResource) clienttesting.ReactionFunc {
+	return func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "scale" {
+			return false, nil, nil
+		}
+		scale := a.(clienttesting.UpdateAction).GetObject().(*autoscalingv1.Scale)
+		obj, err := client.Tracker().Get(gvr, a.GetNamespace(), scale.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		meta := obj.(metav1.Object)
+		if rv := scale.ResourceVersion; rv != "" && rv != meta.GetResourceVersion() {
+			return true, nil, apierrors.NewConflict(gvr.GroupResource(), scale.Name, fmt.Errorf("resourceVersion %s, stored %s", rv, meta.GetResourceVersion()))
+		}
+		switch o := obj.(type) {
+		case *appsv1.Deployment:
+			o.Spec.Replicas = ptr.To(scale.Spec.Replicas)
+		case *appsv1.StatefulSet:
+			o.Spec.Replicas = ptr.To(scale.Spec.Replicas)
+		}
+		bumpResourceVersion(meta)
+		return true, scale, client.Tracker().Update(gvr, obj, a.GetNamespace())
 	}
 }
 
