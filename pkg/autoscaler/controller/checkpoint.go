@@ -148,17 +148,29 @@ func (c *Controller) processOwed(ctx context.Context, tm *term) bool {
 	return true
 }
 
-// markZero checkpoints the ScaledToZero mark (cond, True) before the rescale that takes pa's
-// target to zero, so that whatever becomes of the writes after it (a status write lost, a leader
-// that dies first) podpilot finds the zero to be its own and scales the target back up. It takes
-// a status budget token without waiting; when the budget is spent the scale to zero waits for a
-// later round.
-func (c *Controller) markZero(ctx context.Context, tm *term, base *podpilotv1alpha1.PodAutoscaler, cond decision.Condition, now time.Time) error {
+// checkpointBefore writes, before a rescale, what the next leader needs to tell the rescale's
+// outcome apart whatever becomes of the writes after it (a status write lost, a leader that dies
+// first): a PodAutoscaler's first checkpoint when it has none yet (the target's replicas before
+// the rescale as desiredReplicas, see observedSinceCheckpoint), and the ScaledToZero mark before
+// a scale to zero podpilot will hold, so that podpilot finds the zero to be its own and scales
+// the target back up. It takes a status budget token without waiting; when the budget is spent,
+// or the write fails, the rescale waits for a later round.
+func (c *Controller) checkpointBefore(ctx context.Context, tm *term, base *podpilotv1alpha1.PodAutoscaler, t target, d decision.Decision, now time.Time) error {
+	first, zero := base.Status.ObservedGeneration == 0, d.HoldsAtZero && !zeroMarked(base)
+	if !first && !zero {
+		return nil
+	}
 	if c.statusRL != nil && !c.statusRL.TryAccept() {
-		return fmt.Errorf("mark PodAutoscaler %s/%s as scaling to zero: %w", base.Namespace, base.Name, errStatusBudgetSpent)
+		return fmt.Errorf("checkpoint PodAutoscaler %s/%s before its rescale: %w", base.Namespace, base.Name, errStatusBudgetSpent)
 	}
 	marked := base.DeepCopy()
-	setDecisionConditions(marked, []decision.Condition{cond}, now)
+	if first {
+		marked.Status.ObservedGeneration = marked.Generation
+		marked.Status.CurrentReplicas, marked.Status.DesiredReplicas = t.specReplicas, t.specReplicas
+	}
+	if zero {
+		setDecisionConditions(marked, []decision.Condition{d.ScaledToZeroCondition()}, now)
+	}
 	return c.writeStatus(ctx, tm, base, marked.Status)
 }
 

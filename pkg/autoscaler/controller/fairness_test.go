@@ -19,6 +19,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -117,8 +118,11 @@ func TestFaultOneNamespaceOfSlowRoundsLeavesOtherNamespacesOnTime(t *testing.T) 
 	ppInf := externalversions.NewSharedInformerFactory(pp, 0)
 	opts := *NewOptions()
 	opts.SyncPeriod = period
+	// A status budget of 5 writes per second keeps the fake clientset's watches (100 events
+	// deep) from overflowing; the rounds never wait for it.
 	ctrl, err := New(Config{KubeClient: kube, PodpilotClient: pp, KubeInformers: kubeInf, PodpilotInformers: ppInf,
-		Recorder: &events.FakeRecorder{}, Clock: clock.RealClock{}, Options: opts, CustomSource: src})
+		Recorder: &events.FakeRecorder{}, Clock: clock.RealClock{}, Options: opts, CustomSource: src,
+		StatusLimiter: flowcontrol.NewTokenBucketRateLimiter(5, 5)})
 	if err != nil {
 		t.Fatal(err)
 	}

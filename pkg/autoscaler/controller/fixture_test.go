@@ -191,6 +191,14 @@ func seedAutoscaler(mutate ...func(*podpilotv1alpha1.PodAutoscaler)) *podpilotv1
 	return pa
 }
 
+// checkpointed gives the seed autoscaler the status podpilot wrote at an earlier round, with the
+// target at replicas: its first checkpoint (see checkpointBefore) is behind it.
+func checkpointed(replicas int32) func(*podpilotv1alpha1.PodAutoscaler) {
+	return func(pa *podpilotv1alpha1.PodAutoscaler) {
+		pa.Status.ObservedGeneration, pa.Status.CurrentReplicas, pa.Status.DesiredReplicas = pa.Generation, replicas, replicas
+	}
+}
+
 // fixture is a controller over fake clientsets whose informer indexers are seeded from the
 // clientsets before each sync.
 type fixture struct {

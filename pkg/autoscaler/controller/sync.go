@@ -133,15 +133,12 @@ type rescaled struct {
 
 // applyRescale writes d's replicas to the target's scale and returns the history with the
 // scale event and the desired replicas to show; on failure it sets AbleToScale False and keeps
-// the previous desired replicas, as upstream. A scale to zero that podpilot will hold first
-// checkpoints its ScaledToZero mark (see markZero).
+// the previous desired replicas, as upstream. What a later leader needs to know about the
+// rescale is checkpointed first (see checkpointBefore).
 func (c *Controller) applyRescale(ctx context.Context, tm *term, base, pa *podpilotv1alpha1.PodAutoscaler, t target, d decision.Decision,
 	b *normalize.Behavior, now time.Time) rescaled {
 	failed := rescaled{history: d.History, desired: pa.Status.DesiredReplicas}
-	var err error
-	if d.HoldsAtZero && !zeroMarked(base) {
-		err = c.markZero(ctx, tm, base, d.ScaledToZeroCondition(), now)
-	}
+	err := c.checkpointBefore(ctx, tm, base, t, d, now)
 	if err == nil {
 		err = c.rescale(ctx, pa, t, d.DesiredReplicas)
 	}

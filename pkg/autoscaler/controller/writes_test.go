@@ -27,7 +27,7 @@ func settableQPS(value *string, pods ...string) customFunc {
 }
 
 func TestRescaleIsOneScaleUpdateOnTheCachedVersionWithoutARead(t *testing.T) {
-	f := newFixture(t, qpsPerPod("3000", podNames(2)...), nil, append(seedPods(2), seedDeployment(2), seedAutoscaler())...)
+	f := newFixture(t, qpsPerPod("3000", podNames(2)...), nil, append(seedPods(2), seedDeployment(2), seedAutoscaler(checkpointed(2)))...)
 	if err := f.sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestRescaleIsOneScaleUpdateOnTheCachedVersionWithoutARead(t *testing.T) {
 }
 
 func TestStaleCacheIsAConflictRetriedSoonAndNeverOverwrites(t *testing.T) {
-	f := newFixture(t, qpsPerPod("3000", podNames(2)...), nil, append(seedPods(2), seedDeployment(2), seedAutoscaler())...)
+	f := newFixture(t, qpsPerPod("3000", podNames(2)...), nil, append(seedPods(2), seedDeployment(2), seedAutoscaler(checkpointed(2)))...)
 	f.seedCaches()
 	// Someone scales the deployment to 1 after the cache was read.
 	d, err := f.kube.AppsV1().Deployments(ns).Get(t.Context(), "vg1-vanguard", metav1.GetOptions{})
