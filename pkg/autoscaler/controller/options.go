@@ -110,7 +110,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Enabled, "autoscaler-enabled", o.Enabled,
 		"Run the embedded autoscaler for PodAutoscaler resources (only while this replica holds the leader lease).")
 	fs.DurationVar(&o.SyncPeriod, "autoscaler-sync-period", o.SyncPeriod,
-		"How often every PodAutoscaler is synced.")
+		"How often every PodAutoscaler is synced. It also bounds one round of one PodAutoscaler (its metric reads, run concurrently, "+
+			"get three quarters of it; a metric not read by then fails for the round and so never scales down), how long a metric "+
+			"answer is shared (half of it) and a call to a source may run (all of it), the longest retry backoff, and the liveness "+
+			"limit (three of it without progress). --autoscaler-downscale-stabilization may span at most 1000 of it.")
 	fs.IntVar(&o.Workers, "autoscaler-workers", o.Workers,
 		"How many PodAutoscalers are synced concurrently; workers mostly wait on the API server and on shared metric fetches.")
 	fs.DurationVar(&o.DownscaleStabilization, "autoscaler-downscale-stabilization", o.DownscaleStabilization,
@@ -124,9 +127,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS,
 		"QPS of each of the autoscaler's budgets of Kubernetes API calls. Decisions come first: writes of the targets' "+
 			"scale subresource have a budget of their own, so they never wait behind status writes; PodAutoscaler status "+
-			"writes have another, and when it is spent a round defers a write that records no rescale and no new "+
-			"recommendation to the next round; events and the informers, lease and metrics.k8s.io reads have one each. "+
-			"The API server's own clients use --client-qps.")
+			"writes have another, which no round waits for: when it is spent, a write that records a rescale, a new history "+
+			"or generation goes to a status writer that waits for it, and any other waits for the next round; events and "+
+			"the informers, lease and metrics.k8s.io reads have one each. The API server's own clients use --client-qps.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst,
 		"Burst of each of the autoscaler's budgets of Kubernetes API calls (see --kube-api-qps).")
 	fs.BoolVar(&o.PerObjectMetrics, "autoscaler-per-object-metrics", o.PerObjectMetrics,
