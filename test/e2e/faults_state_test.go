@@ -244,9 +244,10 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored := describeConditions(pa)
+	stored := fmt.Sprintf("desiredReplicas %d, ScaledToZero %v", pa.Status.DesiredReplicas,
+		meta.IsStatusConditionTrue(pa.Status.Conditions, podpilotv1alpha1.ConditionScaledToZero))
 	if !meta.IsStatusConditionTrue(pa.Status.Conditions, podpilotv1alpha1.ConditionScaledToZero) {
-		t.Errorf("stored status without the ScaledToZero mark after the lost write: %s", stored)
+		t.Errorf("stored status without the ScaledToZero mark after the lost write: %s", describeConditions(pa))
 	}
 	p := cluster.StartPodpilot(t, podpilotBinary, sharedArgs()...)
 	if err := p.WaitReady(ctx, time.Minute); err != nil {
@@ -259,7 +260,7 @@ spec:
 	returned := time.Now()
 	cluster.WaitReplicas(ctx, t, 2*time.Minute, "Deployment", ns, "worker", 4)
 	assertNoPanic(t, p)
-	reportFault(t, "scale-to-zero-write-lost", "the status write after the scale to zero was denied (it carried ScaledToZero %s); stored status then: %s; podpilot SIGKILLed and started again; the target came back 0 → 4 %s after the load returned (base commit: stranded at 0, ScalingDisabled)",
+	reportFault(t, "scale-to-zero-write-lost", "the status write after the scale to zero was held, podpilot SIGKILLed, then the write denied (it carried ScaledToZero %s); stored status then: %s (the mark was written before the scale); podpilot started again and started again; the target came back 0 → 4 %s after the load returned (base commit: stranded at 0, ScalingDisabled)",
 		scaledToZeroIn(lostWrite), stored, time.Since(returned).Round(100*time.Millisecond))
 }
 
