@@ -47,8 +47,8 @@ test-e2e: tools build ## Run the e2e tests; they start and stop their own local 
 	go test -count=1 -timeout $(E2E_TIMEOUT) -parallel 8 -v $(E2E_FLAGS) ./test/e2e/
 
 .PHONY: test-faults
-test-faults: tools build ## Run the fault suite, long faults included (-tags faults), on a local control plane.
-	go test -count=1 -timeout $(E2E_TIMEOUT) -tags faults -v -run '^TestFault' $(E2E_FLAGS) ./test/e2e/
+test-faults: tools build ## Run the fault suite, long faults included (-tags faults), on a local control plane, and the controller's timed faults.
+	go test -count=1 -timeout $(E2E_TIMEOUT) -tags faults -v -run '^TestFault' $(E2E_FLAGS) ./test/e2e/ ./pkg/autoscaler/controller/
 
 .PHONY: fuzz
 fuzz: ## Fuzz the selector → PromQL path and the rule loader, FUZZ_EXECS executions each (not in CI).
@@ -88,7 +88,7 @@ generate: ## Regenerate deepcopy, the clientset/listers/informers and the CRD fr
 verify: ## Check formatting, vet, generated code, go.mod, import rules and lint (golangci-lint, logcheck).
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
-	go vet -tags faults ./test/e2e/
+	go vet -tags faults ./test/e2e/ ./pkg/autoscaler/controller/
 	hack/verify-codegen.sh
 	hack/verify-gomod.sh
 	hack/verify-imports.sh
