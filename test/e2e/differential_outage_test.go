@@ -31,7 +31,8 @@ func TestDifferentialMetricsOutageLongerThanTheWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(rules.DefaultYAML), 0o644); err != nil {
+	// The default rules and resourceRules: takeOver waits for every metrics API, metrics.k8s.io too.
+	if err := os.WriteFile(rulesFile, []byte(rules.DefaultYAML+framework.ResourceRulesYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	proxy := cluster.StartPrometheusProxy(t)

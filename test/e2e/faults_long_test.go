@@ -238,8 +238,7 @@ func leader(ctx context.Context, t *testing.T, ps []*framework.Podpilot) (lead, 
 func TestFaultLeaderKilledMidWindow(t *testing.T) {
 	ctx := t.Context()
 	const lease, retry, window = 8 * time.Second, time.Second, 30 * time.Second
-	ps := takeOver(ctx, t, 2, "--leader-elect-lease-duration="+lease.String(), "--leader-elect-renew-deadline=5s", "--leader-elect-retry-period="+retry.String())
-	lead, follower := leader(ctx, t, ps)
+	lead, follower := twoLeaders(ctx, t, lease, retry)
 	ns := cluster.CreateNamespace(ctx, t, "fault-leader")
 	startWorkload(ctx, t, ns, "target", 1)
 	load := cluster.NewLoad(ctx, serveExporter(t), ns, "target", "zdns_vanguard_qps", false)

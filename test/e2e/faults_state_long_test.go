@@ -27,8 +27,7 @@ import (
 func TestFaultLeaderKilledBetweenScaleAndStatus(t *testing.T) {
 	ctx := t.Context()
 	const lease, retry, period = 8 * time.Second, time.Second, 30 * time.Second
-	ps := takeOver(ctx, t, 2, "--leader-elect-lease-duration="+lease.String(), "--leader-elect-renew-deadline=5s", "--leader-elect-retry-period="+retry.String())
-	lead, follower := leader(ctx, t, ps)
+	lead, follower := twoLeaders(ctx, t, lease, retry)
 	ns := cluster.CreateNamespace(ctx, t, "fault-leader-state")
 	startWorkload(ctx, t, ns, "target", 2)
 	load := cluster.NewLoad(ctx, serveExporter(t), ns, "target", "zdns_vanguard_qps", false)
@@ -94,4 +93,13 @@ func recordsAScale(r *admissionv1.AdmissionRequest) bool {
 		return false
 	}
 	return before.Status.LastScaleTime == nil || !now.Status.LastScaleTime.Equal(before.Status.LastScaleTime)
+}
+
+// twoLeaders takes over with two podpilots electing a leader with the given
+// lease duration and retry period (renew deadline 5 s), and returns which
+// leads.
+func twoLeaders(ctx context.Context, t *testing.T, lease, retry time.Duration) (lead, follower *framework.Podpilot) {
+	t.Helper()
+	ps := takeOver(ctx, t, 2, "--leader-elect-lease-duration="+lease.String(), "--leader-elect-renew-deadline=5s", "--leader-elect-retry-period="+retry.String())
+	return leader(ctx, t, ps)
 }

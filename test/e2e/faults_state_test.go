@@ -213,21 +213,7 @@ func TestFaultScaleToZeroStatusWriteLost(t *testing.T) {
 		}
 		return false, "e2e: the status write after the scale to zero is lost"
 	})
-	applyPodAutoscaler(ctx, t, ns, []byte(`apiVersion: autoscaling.podpilot.io/v1alpha1
-kind: PodAutoscaler
-metadata: {name: zero}
-spec:
-  scaleTargetKind: deployment
-  scaleTargetName: worker
-  minReplicas: 0
-  maxReplicas: 6
-  externalMetrics:
-  - metricName: jobs_backlog
-    targetType: Value
-    value: "10"
-  behavior:
-    scaleDown: {stabilizationWindowSeconds: 0}
-`))
+	applyPodAutoscaler(ctx, t, ns, []byte(zeroAutoscalerYAML))
 	cluster.WaitReplicas(ctx, t, 2*time.Minute, "Deployment", ns, "worker", 3)
 	exp.SetGauge("jobs_backlog", backlog, 0)
 	var lostWrite string
@@ -263,6 +249,25 @@ spec:
 	reportFault(t, "scale-to-zero-write-lost", "the status write after the scale to zero was held, podpilot SIGKILLed, then the write denied (it carried ScaledToZero %s); stored status then: %s (the mark was written before the scale); podpilot started again and started again; the target came back 0 → 4 %s after the load returned (base commit: stranded at 0, ScalingDisabled)",
 		scaledToZeroIn(lostWrite), stored, time.Since(returned).Round(100*time.Millisecond))
 }
+
+// zeroAutoscalerYAML is a PodAutoscaler named zero scaling Deployment worker
+// between 0 and 6 on the external metric jobs_backlog (Value 10), without a
+// scale-down window.
+const zeroAutoscalerYAML = `apiVersion: autoscaling.podpilot.io/v1alpha1
+kind: PodAutoscaler
+metadata: {name: zero}
+spec:
+  scaleTargetKind: deployment
+  scaleTargetName: worker
+  minReplicas: 0
+  maxReplicas: 6
+  externalMetrics:
+  - metricName: jobs_backlog
+    targetType: Value
+    value: "10"
+  behavior:
+    scaleDown: {stabilizationWindowSeconds: 0}
+`
 
 // scaledToZeroIn returns the ScaledToZero condition of a PodAutoscaler's JSON.
 func scaledToZeroIn(raw string) string {

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
@@ -260,6 +261,30 @@ func (f *fixture) restart() {
 		f.t.Fatal(err)
 	}
 	f.ctrl = ctrl
+}
+
+// runReal runs a controller built from cfg (over f's clientsets and informers, on the real clock)
+// while during runs, then stops it and the informers.
+func (f *fixture) runReal(cfg Config, during func(*Controller)) {
+	f.t.Helper()
+	cfg.KubeClient, cfg.PodpilotClient, cfg.KubeInformers, cfg.PodpilotInformers = f.kube, f.podpilot, f.kubeInf, f.ppInf
+	cfg.Recorder, cfg.Clock = f.recorder, clock.RealClock{}
+	ctrl, err := New(cfg)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(f.t.Context())
+	f.kubeInf.Start(ctx.Done())
+	f.ppInf.Start(ctx.Done())
+	done := make(chan error, 1)
+	go func() { done <- ctrl.Run(ctx) }()
+	during(ctrl)
+	cancel()
+	if err := <-done; err != nil {
+		f.t.Fatal(err)
+	}
+	f.kubeInf.Shutdown()
+	f.ppInf.Shutdown()
 }
 
 // sync seeds the indexers from the clientsets and runs one round for the seed autoscaler.

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/metrics/pkg/apis/external_metrics"
-	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
@@ -73,26 +72,12 @@ func TestAFirstRescaleWaitsForTheFirstCheckpoint(t *testing.T) {
 func TestStatusWritesFailingNeverLetAPolicyBeExceeded(t *testing.T) {
 	f := newFixture(t, qpsPerPod("50000", podNames(2)...), nil, append(seedPods(2), seedDeployment(2), seedAutoscaler(plusOnePerMinute, checkpointed(2)))...)
 	denied := denyStatus(f, func() bool { return true })
-	cfg := Config{KubeClient: f.kube, PodpilotClient: f.podpilot, KubeInformers: f.kubeInf, PodpilotInformers: f.ppInf,
-		Recorder: f.recorder, Clock: clock.RealClock{}, Options: *NewOptions(), CustomSource: f.custom}
-	ctrl, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	f.kubeInf.Start(ctx.Done())
-	f.ppInf.Start(ctx.Done())
-	done := make(chan error, 1)
-	go func() { done <- ctrl.Run(ctx) }()
 	const watch = 3 * time.Second // the base commit reached 10 replicas in 0.8 s
-	time.Sleep(watch)             // a figure, not a wait for a condition: what 3 s of rounds did
-	got := f.replicas("")
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	f.kubeInf.Shutdown()
-	f.ppInf.Shutdown()
+	var got int32
+	f.runReal(Config{Options: *NewOptions(), CustomSource: f.custom}, func(*Controller) {
+		time.Sleep(watch) // a figure, not a wait for a condition: what 3 s of rounds did
+		got = f.replicas("")
+	})
 	fmt.Printf("FIGURE status-writes-failing: %d replicas %s after the start (policy +1 pod / 60 s, %d status writes denied; base commit: 10 in 0.8 s)\n",
 		got, watch, denied.Load())
 	if got != 3 {

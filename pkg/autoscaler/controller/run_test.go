@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
@@ -93,33 +92,19 @@ func TestFaultLivenessPassesWhileTheMetricSourceHangs(t *testing.T) {
 	f := newFixture(t, hung, nil, append(seedPods(2), seedDeployment(2), seedAutoscaler(checkpointed(2), threeMetrics))...)
 	opts := *NewOptions()
 	opts.SyncPeriod = time.Second
-	ctrl, err := New(Config{KubeClient: f.kube, PodpilotClient: f.podpilot, KubeInformers: f.kubeInf, PodpilotInformers: f.ppInf,
-		Recorder: f.recorder, Clock: clock.RealClock{}, Options: opts, CustomSource: hung, SampleTimes: hungLandings{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	f.kubeInf.Start(ctx.Done())
-	f.ppInf.Start(ctx.Done())
-	done := make(chan error, 1)
-	go func() { done <- ctrl.Run(ctx) }()
-	check := ctrl.Healthz()
 	var failures int
 	var worst time.Duration
-	for end := time.Now().Add(8 * opts.SyncPeriod); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		if err := check.Check(nil); err != nil {
-			failures++
+	f.runReal(Config{Options: opts, CustomSource: hung, SampleTimes: hungLandings{}}, func(ctrl *Controller) {
+		check := ctrl.Healthz()
+		for end := time.Now().Add(8 * opts.SyncPeriod); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			if err := check.Check(nil); err != nil {
+				failures++
+			}
+			if ctrl.running.Load() {
+				worst = max(worst, time.Since(ctrl.LastTick()))
+			}
 		}
-		if ctrl.running.Load() {
-			worst = max(worst, time.Since(ctrl.LastTick()))
-		}
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	f.kubeInf.Shutdown()
-	f.ppInf.Shutdown()
+	})
 	pa := f.autoscaler()
 	fmt.Printf("FIGURE liveness-hung-source: %d liveness failures in %s with a metric source that never answers; longest time without progress %s (limit %s); ScalingActive %s\n",
 		failures, 8*opts.SyncPeriod, worst.Round(10*time.Millisecond), opts.livenessLimit(), condition(pa, podpilotv1alpha1.ConditionScalingActive))
