@@ -89,8 +89,11 @@ func (m *memory) recall(pa *podpilotv1alpha1.PodAutoscaler, lastRound time.Time)
 	if e, ok := m.entries[id]; ok {
 		return *e
 	}
+	// Without a checkpoint, or with a dry run's (whose desiredReplicas were never written to the
+	// target), there is nothing to compare the target with.
 	e := &remembered{history: historyOf(pa.Status, lastRound), replicas: pa.Status.CurrentReplicas,
-		checkpointDesired: pa.Status.DesiredReplicas, checked: pa.Status.ObservedGeneration == 0}
+		checkpointDesired: pa.Status.DesiredReplicas,
+		checked:           pa.Status.ObservedGeneration == 0 || pa.Status.Mode == podpilotv1alpha1.DryRunMode}
 	if c := meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionScaledToZero); c != nil {
 		e.zeroKnown, e.zero = true, meta.IsStatusConditionTrue(pa.Status.Conditions, podpilotv1alpha1.ConditionScaledToZero)
 	}
