@@ -177,8 +177,9 @@ func (m *memory) merge(stored *podpilotv1alpha1.PodAutoscaler, lastRound time.Ti
 // the first time an active PodAutoscaler's target is resolved after it was seeded. A leader that
 // died between its scale write and its status write left that change unrecorded; counting it now
 // holds the policies at least as long as the real event would have (a change made by hand in
-// that gap counts too, which only holds them longer). It also returns whether this was that
-// first time.
+// that gap counts too, which only holds them longer). Several lost writes before the leader died
+// show as their net change: exact for one lost write, or several in one direction. It also
+// returns whether this was that first time.
 func observedSinceCheckpoint(e remembered, h normalize.History, b *normalize.Behavior, current int32, now time.Time) (normalize.History, bool) {
 	if e.checked {
 		return h, false
