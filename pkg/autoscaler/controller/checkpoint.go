@@ -154,14 +154,14 @@ func (c *Controller) processOwed(ctx context.Context, tm *term) bool {
 // the rescale as desiredReplicas, see observedSinceCheckpoint), and the ScaledToZero mark before
 // a scale to zero podpilot will hold, so that podpilot finds the zero to be its own and scales
 // the target back up. It takes a status budget token without waiting; when the budget is spent,
-// or the write fails, the rescale waits for a later round.
+// or the write fails, the rescale waits for the next round (errStatusNotWritten).
 func (c *Controller) checkpointBefore(ctx context.Context, tm *term, base *podpilotv1alpha1.PodAutoscaler, t target, d decision.Decision, now time.Time) error {
 	first, zero := base.Status.ObservedGeneration == 0, d.HoldsAtZero && !zeroMarked(base)
 	if !first && !zero {
 		return nil
 	}
 	if c.statusRL != nil && !c.statusRL.TryAccept() {
-		return fmt.Errorf("checkpoint PodAutoscaler %s/%s before its rescale: %w", base.Namespace, base.Name, errStatusBudgetSpent)
+		return fmt.Errorf("checkpoint PodAutoscaler %s/%s before its rescale: %w: %w", base.Namespace, base.Name, errStatusNotWritten, errStatusBudgetSpent)
 	}
 	marked := base.DeepCopy()
 	if first {
