@@ -27,7 +27,7 @@ func setCondition(pa *podpilotv1alpha1.PodAutoscaler, typ string, ok bool, reaso
 		status = metav1.ConditionTrue
 	}
 	meta.SetStatusCondition(&pa.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: message,
+		Type: typ, Status: status, Reason: reason, Message: truncateMessage(message, maxConditionMessage),
 		ObservedGeneration: pa.Generation, LastTransitionTime: metav1.NewTime(now),
 	})
 }
