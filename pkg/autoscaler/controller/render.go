@@ -39,11 +39,16 @@ func metricStatuses(statuses []decision.MetricStatus) []podpilotv1alpha1.MetricS
 	return out
 }
 
-// current is an average value in milli-units as a quantity: memory in whole bytes and binary
-// units, everything else in decimal units.
+// current is an average value in milli-units as a quantity: memory in whole bytes (rounded to
+// the nearest, without overflowing near the largest int64) and binary units, everything else in
+// decimal units.
 func current(milli int64, t replicas.Target) *resource.Quantity {
 	if t.Resource == "memory" {
-		return resource.NewQuantity((milli+500)/1000, resource.BinarySI)
+		bytes := milli / 1000
+		if milli%1000 >= 500 {
+			bytes++
+		}
+		return resource.NewQuantity(bytes, resource.BinarySI)
 	}
 	return resource.NewMilliQuantity(milli, resource.DecimalSI)
 }
