@@ -117,28 +117,18 @@ func objectAverageValueCase() differentialCase {
 	})
 }
 
-// containerResourceCase: a ContainerResource metric, cpu Utilization 50% of
-// the app container's 100m request, in pods that also run a sidecar
-// requesting 900m without using cpu: the pod-level utilization would be a
-// tenth and scale down. The cpu case's schedule, without a behavior.
+// containerResourceCase: the cpu case (its schedule, without a behavior)
+// on a ContainerResource metric, cpu Utilization 50% of the app container's
+// 100m request, in pods that also run a sidecar requesting 900m without
+// using cpu: the pod-level utilization would be a tenth and scale down.
 func containerResourceCase() differentialCase {
-	return differentialCase{
-		name: "container resource cpu utilization",
-		hpa: func(name string) *autoscalingv2.HorizontalPodAutoscaler {
-			return framework.HPA(name, 1, 10, nil, framework.ContainerCPUUtilization("app", 50))
-		},
-		initial:    2,
-		level:      "app container cpu cores (sum)",
-		drive:      driveLoads(cluster.NewCPULoad),
-		warm:       waitPodCPU,
-		deployment: func(name string, replicas int32) *appsv1.Deployment { return sidecarDeployment(name, replicas, false) },
-		steps: []differentialStep{
-			{0.1, 15 * time.Second, 2, "50m of the app's 100m per pod: at the target (5% of the pod's 1000m)"},
-			{0.3, 100 * time.Second, 6, "up to 300m/6 pods = 50% of the app's request"},
-			{0.1, 15 * time.Second, 6, "wants 2; held by the 30s downscale stabilization"},
-			{0.1, 85 * time.Second, 2, "down to 100m/2 pods = 50%"},
-		},
+	dc := cpuUtilizationCase()
+	dc.name, dc.level = "container resource cpu utilization", "app container cpu cores (sum)"
+	dc.hpa = func(name string) *autoscalingv2.HorizontalPodAutoscaler {
+		return framework.HPA(name, 1, 10, nil, framework.ContainerCPUUtilization("app", 50))
 	}
+	dc.deployment = func(name string, replicas int32) *appsv1.Deployment { return sidecarDeployment(name, replicas, false) }
+	return dc
 }
 
 // twoPoliciesEachWayCase: a Pods metric (100 per pod targeted) under two

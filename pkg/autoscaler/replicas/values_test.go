@@ -10,62 +10,44 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-func TestMilliOfConvertsExactlyOrFails(t *testing.T) {
+// TestConversionsToMilliUnitsAreExactOrFail checks issue 21 §1's first finding: a value
+// MilliValue reads as 0 (or wraps) is an error, and so is a negative one.
+func TestConversionsToMilliUnitsAreExactOrFail(t *testing.T) {
+	quantity := func(q string) func() (int64, error) {
+		return func() (int64, error) { return MilliOf(resource.MustParse(q)) }
+	}
+	float := func(v float64) func() (int64, error) { return func() (int64, error) { return MilliFromFloat(v) } }
 	tests := []struct {
 		name    string
-		q       string
+		convert func() (int64, error)
 		want    int64
 		wantErr error
 	}{
-		{name: "a whole number is its thousandfold", q: "150", want: 150_000},
-		{name: "milli-units are kept exactly", q: "1500m", want: 1500},
-		{name: "a finer fraction is rounded up, as MilliValue does", q: "1u", want: 1},
-		{name: "zero is zero", q: "0", want: 0},
-		{name: "the largest int64 milli-units converts", q: "9223372036854775807m", want: math.MaxInt64},
-		{name: "9.3e15 is out of range, where MilliValue reads 0 (issue 21)", q: "9.3e15", wantErr: ErrValueOutOfRange},
-		{name: "1e16 is out of range, where MilliValue reads 0 (issue 21)", q: "1e16", wantErr: ErrValueOutOfRange},
-		{name: "one micro-unit past the largest milli value is out of range", q: "9223372036854775.807001", wantErr: ErrValueOutOfRange},
-		{name: "1e300 is out of range", q: "1e300", wantErr: ErrValueOutOfRange},
-		{name: "a negative value is ErrNegativeValue", q: "-1m", wantErr: ErrNegativeValue},
-		{name: "a huge negative value is ErrNegativeValue, not a wrapped number", q: "-1e300", wantErr: ErrNegativeValue},
+		{name: "a whole number is its thousandfold", convert: quantity("150"), want: 150_000},
+		{name: "milli-units are kept exactly", convert: quantity("1500m"), want: 1500},
+		{name: "a finer fraction is rounded up, as MilliValue does", convert: quantity("1u"), want: 1},
+		{name: "zero is zero", convert: quantity("0"), want: 0},
+		{name: "the largest int64 milli-units converts", convert: quantity("9223372036854775807m"), want: math.MaxInt64},
+		{name: "9.3e15 is out of range, where MilliValue reads 0 (issue 21)", convert: quantity("9.3e15"), wantErr: ErrValueOutOfRange},
+		{name: "1e16 is out of range, where MilliValue reads 0 (issue 21)", convert: quantity("1e16"), wantErr: ErrValueOutOfRange},
+		{name: "one micro-unit past the largest milli value is out of range", convert: quantity("9223372036854775.807001"), wantErr: ErrValueOutOfRange},
+		{name: "1e300 is out of range", convert: quantity("1e300"), wantErr: ErrValueOutOfRange},
+		{name: "a negative value is ErrNegativeValue", convert: quantity("-1m"), wantErr: ErrNegativeValue},
+		{name: "a huge negative value is ErrNegativeValue, not a wrapped number", convert: quantity("-1e300"), wantErr: ErrNegativeValue},
+		{name: "a float is rounded to the nearest milli-unit", convert: float(1.2345), want: 1235},
+		{name: "a denormal float is 0", convert: float(math.SmallestNonzeroFloat64), want: 0},
+		{name: "a tiny negative float rounds to 0", convert: float(-0.0004), want: 0},
+		{name: "NaN is out of range", convert: float(math.NaN()), wantErr: ErrValueOutOfRange},
+		{name: "+Inf is out of range", convert: float(math.Inf(1)), wantErr: ErrValueOutOfRange},
+		{name: "-Inf is negative", convert: float(math.Inf(-1)), wantErr: ErrNegativeValue},
+		{name: "a float of 1e16 is out of range", convert: float(1e16), wantErr: ErrValueOutOfRange},
+		{name: "a negative float is ErrNegativeValue", convert: float(-1), wantErr: ErrNegativeValue},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := MilliOf(resource.MustParse(tc.q))
-			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
-				t.Fatalf("MilliOf(%s) error = %v, want %v", tc.q, err, tc.wantErr)
-			}
-			if got != tc.want {
-				t.Errorf("MilliOf(%s) = %d, want %d", tc.q, got, tc.want)
-			}
-		})
-	}
-}
-
-func TestMilliFromFloatRoundsOrFails(t *testing.T) {
-	tests := []struct {
-		name    string
-		v       float64
-		want    int64
-		wantErr error
-	}{
-		{name: "a value is rounded to the nearest milli-unit", v: 1.2345, want: 1235},
-		{name: "a denormal is 0", v: math.SmallestNonzeroFloat64, want: 0},
-		{name: "a tiny negative value rounds to 0", v: -0.0004, want: 0},
-		{name: "NaN is out of range", v: math.NaN(), wantErr: ErrValueOutOfRange},
-		{name: "+Inf is out of range", v: math.Inf(1), wantErr: ErrValueOutOfRange},
-		{name: "-Inf is negative", v: math.Inf(-1), wantErr: ErrNegativeValue},
-		{name: "1e16 is out of range", v: 1e16, wantErr: ErrValueOutOfRange},
-		{name: "a negative value is ErrNegativeValue", v: -1, wantErr: ErrNegativeValue},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := MilliFromFloat(tc.v)
-			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
-				t.Fatalf("MilliFromFloat(%g) error = %v, want %v", tc.v, err, tc.wantErr)
-			}
-			if got != tc.want {
-				t.Errorf("MilliFromFloat(%g) = %d, want %d", tc.v, got, tc.want)
+			got, err := tc.convert()
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) || got != tc.want {
+				t.Errorf("got %d, %v; want %d, %v", got, err, tc.want, tc.wantErr)
 			}
 		})
 	}
@@ -88,61 +70,6 @@ func TestMulDivIsExactIn128Bits(t *testing.T) {
 			got, err := mulDiv(tc.a, tc.b, tc.c)
 			if !errors.Is(err, tc.wantErr) || got != tc.want {
 				t.Errorf("mulDiv(%d, %d, %d) = %d, %v; want %d, %v", tc.a, tc.b, tc.c, got, err, tc.want, tc.wantErr)
-			}
-		})
-	}
-}
-
-// TestLargeAndNegativeValuesFailTheMetric checks issue 21 §1's findings at the calculator: a
-// sum, product or utilization beyond what it computes with, and a negative value, fail the
-// metric instead of proposing a wrong (often minimal) count.
-func TestLargeAndNegativeValuesFailTheMetric(t *testing.T) {
-	huge := int64(5e18) // 5e15 units in milli-units
-	tests := []struct {
-		name    string
-		target  Target
-		pods    []Pod
-		samples map[string]Sample
-		want    error
-	}{{
-		name:   "two pods at 5e15 sum past int64 milli-units: ErrValueOutOfRange, not an average of -4.2e18 and a proposal of 0 (issue 21)",
-		target: averageValue(100_000), pods: podsWithRequests(1, 1), samples: samplesOf(huge, huge),
-		want: ErrValueOutOfRange,
-	}, {
-		name:   "a utilization past int32 percent is ErrValueOutOfRange, not a wrapped int32 (issue 21)",
-		target: cpuUtilization(50), pods: podsWithRequests(1, 1), samples: samplesOf(3e10, 3e10),
-		want: ErrValueOutOfRange,
-	}, {
-		name:   "a requests sum past int64 is ErrValueOutOfRange",
-		target: cpuUtilization(50), pods: podsWithRequests(math.MaxInt64, math.MaxInt64), samples: samplesOf(1, 1),
-		want: ErrValueOutOfRange,
-	}, {
-		name:   "a negative custom value is ErrNegativeValue, not a proposal of 0 (issue 21)",
-		target: averageValue(100_000), pods: podsWithRequests(1, 1), samples: samplesOf(200_000, -1_000),
-		want: ErrNegativeValue,
-	}, {
-		name:   "a negative request is ErrNegativeValue",
-		target: cpuUtilization(50), pods: podsWithRequests(500, -500), samples: samplesOf(100, 100),
-		want: ErrNegativeValue,
-	}, {
-		name:   "a used sample that could not be converted fails the metric with its error",
-		target: averageValue(100_000), pods: podsWithRequests(1, 1),
-		samples: map[string]Sample{"pod-0": {Value: 100_000, Timestamp: now}, "pod-1": {Err: ErrValueOutOfRange, Timestamp: now}},
-		want:    ErrValueOutOfRange,
-	}, {
-		name:   "a target beyond int64 milli-units is ErrInvalidTarget naming why",
-		target: Target{Type: AverageValue, Err: ErrValueOutOfRange}, pods: podsWithRequests(1), samples: samplesOf(1),
-		want: ErrValueOutOfRange,
-	}, {
-		name:   "a missing pod's fallback past int64 on a scale-down is ErrValueOutOfRange",
-		target: cpuUtilization(1000), pods: podsWithRequests(math.MaxInt64/2, math.MaxInt64/2), samples: samplesOf(1),
-		want: ErrValueOutOfRange,
-	}}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Calculate(Input{CurrentReplicas: 2, Target: tc.target, Pods: tc.pods, Samples: tc.samples, Config: DefaultConfig(), Now: now})
-			if !errors.Is(err, tc.want) {
-				t.Errorf("Calculate() error = %v, want %v", err, tc.want)
 			}
 		})
 	}
