@@ -132,27 +132,36 @@ func decisionInput(spec Spec, tr Trace, m Model, pods []replayPod, i int) (decis
 	for k, ms := range spec.Metrics {
 		dm := decision.Metric{Kind: ms.Kind, Name: ms.Name, Target: ms.Target}
 		load := tr.Loads[k][i]
+		var err error
 		switch {
 		case math.IsNaN(load):
-			dm.FetchErr = fmt.Errorf("%s %s at %s: %w", ms.Kind, ms.Name, now.UTC().Format(time.RFC3339), errNoData)
+			err = errNoData
 		case ready > 0:
-			dm.Samples = shareLoad(load, in.Pods, ready, now)
+			dm.Samples, err = shareLoad(load, in.Pods, ready, now)
+		}
+		if err != nil {
+			dm.FetchErr = fmt.Errorf("%s %s at %s: %w", ms.Kind, ms.Name, now.UTC().Format(time.RFC3339), err)
 		}
 		in.Metrics = append(in.Metrics, dm)
 	}
 	return in, ready
 }
 
-// shareLoad spreads load evenly over the ready pods, in milli-units.
-func shareLoad(load float64, pods []replicas.Pod, ready int32, now time.Time) map[string]replicas.Sample {
-	per := int64(math.Round(load * 1000 / float64(ready)))
+// shareLoad spreads load evenly over the ready pods, in milli-units. A share that is not a
+// value the autoscaler computes with (+Inf, beyond int64 milli-units, negative) is an error, as
+// the live autoscaler's metric would be.
+func shareLoad(load float64, pods []replicas.Pod, ready int32, now time.Time) (map[string]replicas.Sample, error) {
+	per, err := replicas.MilliFromFloat(load / float64(ready))
+	if err != nil {
+		return nil, fmt.Errorf("load %g over %d ready pods: %w", load, ready, err)
+	}
 	out := make(map[string]replicas.Sample, ready)
 	for _, p := range pods {
 		if p.Ready {
 			out[p.Name] = replicas.Sample{Value: per, Timestamp: now, Window: time.Minute}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // resize brings pods to n: new pods are created at now, a scale-down removes the newest.

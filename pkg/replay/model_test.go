@@ -92,6 +92,11 @@ func TestLoadModel(t *testing.T) {
 			wantReps: []int32{2, 2, 4}, wantReady: []int32{2, 2, 2}, wantPerPod0: nan,
 		},
 		{
+			name: "a step whose load is +Inf (a rule dividing by zero) or beyond int64 milli-units holds the replicas, as the live metric fails", target: "2000",
+			actual: []float64{2, 2, 2, 2}, load: []float64{4000, math.Inf(1), 1e300, 9000},
+			wantReps: []int32{2, 2, 2, 4}, wantReady: []int32{2, 2, 2, 2}, wantPerPod0: 2000,
+		},
+		{
 			name: "the replay starts from the first known actual replicas, clamped to maxReplicas", target: "2000",
 			actual: []float64{nan, 12, 12}, load: []float64{20000, 20000, 20000},
 			wantReps: []int32{10, 10, 10}, wantReady: []int32{10, 10, 10}, wantPerPod0: 2000,

@@ -162,7 +162,9 @@ func (o *Options) requests() (map[corev1.ResourceName]int64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--pod-requests %s=%s: %w", name, v, err)
 		}
-		out[corev1.ResourceName(name)] = q.MilliValue()
+		if out[corev1.ResourceName(name)], err = replicas.MilliOf(q); err != nil {
+			return nil, fmt.Errorf("--pod-requests %s=%s: %w", name, v, err)
+		}
 	}
 	return out, nil
 }

@@ -23,11 +23,9 @@ func Decide(in Input) Decision {
 			Message: "scaling is disabled since the replica count of the target is zero"}}
 		return d
 	case current > in.MaxReplicas:
-		return fastPath(d, in.MaxReplicas, "Current number of replicas above Spec.MaxReplicas",
-			normalize.ReasonTooManyReplicas, normalize.MessageTooManyReplicas)
+		return fastPath(d, in.MaxReplicas, "Current number of replicas above Spec.MaxReplicas")
 	case current < in.MinReplicas:
-		return fastPath(d, in.MinReplicas, "Current number of replicas below Spec.MinReplicas",
-			normalize.ReasonTooFewReplicas, normalize.MessageTooFewReplicas)
+		return fastPath(d, in.MinReplicas, "Current number of replicas below Spec.MinReplicas")
 	}
 
 	c := combine(in)
@@ -66,9 +64,10 @@ func Decide(in Input) Decision {
 	return d
 }
 
-// fastPath brings replicas outside [min, max] back to the bound without looking at metrics.
-func fastPath(d Decision, desired int32, reason, limitReason, limitMessage string) Decision {
+// fastPath brings replicas outside [min, max] back to the bound without looking at metrics. As
+// upstream's reconcileAutoscaler, it determines no condition: ScalingActive and ScalingLimited
+// keep what the last round with metrics set, and the rescale sets AbleToScale.
+func fastPath(d Decision, desired int32, reason string) Decision {
 	d.DesiredReplicas, d.Rescale, d.Reason = desired, true, reason
-	d.Conditions = []Condition{{Type: ScalingLimited, Status: true, Reason: limitReason, Message: limitMessage}}
 	return d
 }

@@ -107,7 +107,7 @@ func compute(in Input, m Metric, cfg replicas.Config) MetricStatus {
 	switch m.Kind {
 	case ResourceMetric, PodsMetric, ContainerResourceMetric:
 		s.Result, err = replicas.Calculate(replicas.Input{
-			CurrentReplicas: in.SpecReplicas, Target: target, Pods: in.Pods, Samples: m.Samples, NoContainer: m.NoContainer,
+			CurrentReplicas: in.SpecReplicas, Target: target, Pods: in.Pods, Samples: m.Samples,
 			Config: cfg, Now: in.Now,
 		})
 	case ObjectMetric:

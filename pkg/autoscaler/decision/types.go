@@ -80,8 +80,6 @@ type Metric struct {
 	Target replicas.Target
 	// Samples are the per-pod samples of Resource, Pods and ContainerResource metrics, keyed by pod name.
 	Samples map[string]replicas.Sample
-	// NoContainer names the pods whose metrics lack Target.Container (ContainerResource metrics).
-	NoContainer map[string]bool
 	// Values are the series values of an External metric, or the one value of an Object metric,
 	// in milli-units.
 	Values []int64

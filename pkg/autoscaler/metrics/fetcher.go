@@ -95,7 +95,7 @@ type Fetcher struct {
 	customs    *cache[customKey, map[string]replicas.Sample]
 	usages     *cache[string, podUsage]
 	externals  *cache[customKey, []int64]
-	objects    *cache[objectKey, map[string]int64]
+	objects    *cache[objectKey, map[string]objectValue]
 	containers *cache[containerKey, containerUsage]
 }
 
@@ -116,7 +116,7 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 		customs:    newCacheOf[customKey, map[string]replicas.Sample](cs),
 		usages:     newCacheOf[string, podUsage](cs),
 		externals:  newCacheOf[customKey, []int64](cs),
-		objects:    newCacheOf[objectKey, map[string]int64](cs),
+		objects:    newCacheOf[objectKey, map[string]objectValue](cs),
 		containers: newCacheOf[containerKey, containerUsage](cs),
 	}, nil
 }
