@@ -133,7 +133,7 @@ type ContainerResourceMetricSpec struct {
 	ResourceName corev1.ResourceName `json:"resourceName"`
 	// Container is the name of the container in each pod whose usage and
 	// request count, a DNS-1123 label as in autoscaling/v2. A pod whose
-	// metrics lack the container fails the metric, as upstream.
+	// metrics lack the container counts as missing, as upstream 1.36.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="container must be a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit"
