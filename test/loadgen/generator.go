@@ -96,6 +96,8 @@ type Generator struct {
 	tr     *http.Transport
 
 	due, sent, skipped, answered, failed atomic.Int64
+	// lastFailure describes the last failed request.
+	lastFailure atomic.Pointer[string]
 }
 
 // New returns a Generator for cfg, or an error wrapping ErrTarget if
@@ -125,6 +127,21 @@ func New(cfg Config, clk clock.WithTicker) (*Generator, error) {
 func (g *Generator) Counts() Counts {
 	return Counts{Due: g.due.Load(), Sent: g.sent.Load(), Skipped: g.skipped.Load(),
 		Answered: g.answered.Load(), Failed: g.failed.Load()}
+}
+
+// LastFailure describes the last request that failed ("" if none did):
+// the error, or the status it was answered with.
+func (g *Generator) LastFailure() string {
+	if p := g.lastFailure.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// fail counts a failed request and keeps what went wrong.
+func (g *Generator) fail(what string) {
+	g.lastFailure.Store(&what)
+	g.failed.Add(1)
 }
 
 // tickEvery is how often the generator sends what has come due.
@@ -208,12 +225,12 @@ func (g *Generator) issue(ctx context.Context, want int64, slots chan struct{}, 
 func (g *Generator) send(ctx context.Context) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.url, nil)
 	if err != nil {
-		g.failed.Add(1)
+		g.fail(err.Error())
 		return
 	}
 	resp, err := g.client.Do(req)
 	if err != nil {
-		g.failed.Add(1)
+		g.fail(err.Error())
 		return
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // read to the end so the connection is reused
@@ -222,5 +239,5 @@ func (g *Generator) send(ctx context.Context) {
 		g.answered.Add(1)
 		return
 	}
-	g.failed.Add(1)
+	g.fail("answered " + resp.Status)
 }

@@ -93,6 +93,8 @@ func TestRunBounds(t *testing.T) {
 		change func(*Config)
 		p      Profile
 		want   Counts
+		// wantFailure is what LastFailure says.
+		wantFailure string
 	}{
 		{
 			name:   "MaxRequests ends a run before its profile does",
@@ -109,23 +111,28 @@ func TestRunBounds(t *testing.T) {
 			want:   Counts{Due: 10, Sent: 10, Answered: 10},
 		},
 		{
-			name:   "an answer other than 2xx counts as failed",
-			status: http.StatusServiceUnavailable,
-			change: func(c *Config) { c.Batch = 10 },
-			p:      second(100),
-			want:   Counts{Due: 10, Sent: 10, Failed: 10},
+			name:        "an answer other than 2xx counts as failed, and the last failure says which",
+			status:      http.StatusServiceUnavailable,
+			change:      func(c *Config) { c.Batch = 10 },
+			p:           second(100),
+			want:        Counts{Due: 10, Sent: 10, Failed: 10},
+			wantFailure: "answered 503 Service Unavailable",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(&queryServer{status: tt.status})
 			defer srv.Close()
-			got, err := newGenerator(t, srv.URL, tt.change).Run(t.Context(), tt.p, nil)
+			g := newGenerator(t, srv.URL, tt.change)
+			got, err := g.Run(t.Context(), tt.p, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Run() counts (-want +got):\n%s", diff)
+			}
+			if want := tt.wantFailure; g.LastFailure() != want {
+				t.Errorf("LastFailure() = %q, want %q", g.LastFailure(), want)
 			}
 		})
 	}

@@ -89,8 +89,10 @@ func startWorkload(t *testing.T, args ...string) *hostWorkload {
 	}
 	w := &hostWorkload{cmd: cmd, batch: loadgen.DefaultConfig("").Batch, exit: make(chan error, 1)}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-w.exit
+		_ = cmd.Process.Kill() // already gone after stop
+		if err := <-w.exit; err != nil {
+			t.Logf("the workload was killed: %v", err)
+		}
 	})
 	addr := make(chan string, 1)
 	go w.follow(t, stderr, addr)

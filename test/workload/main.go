@@ -44,7 +44,8 @@ type options struct {
 
 // The defaults are calibrated for the seed's targets (docs/demo-workload.md):
 // 2000 queries/s in batches of 50 cost about 50m of cpu, half of the
-// Deployment's 100m request, and hold 156Mi, under the 256Mi target.
+// Deployment's 100m request, and keep about 145Mi resident, under the 256Mi
+// target.
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("workload", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -52,7 +53,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.listen, "listen", ":8080", "address to serve /query, /metrics, /readyz and /livez on")
 	fs.DurationVar(&o.cpuPerQuery, "cpu-per-query", 10*time.Microsecond, "cpu time each query spends hashing (calibrated at start-up; 0 for none)")
 	fs.Var(quantityValue{&o.memoryPerQuery}, "memory-per-query", "memory each query holds for --memory-window, rounded up to whole 4Ki pages (0 for none)")
-	fs.DurationVar(&o.memoryWindow, "memory-window", 20*time.Second, "how long a query's memory is held")
+	fs.DurationVar(&o.memoryWindow, "memory-window", 15*time.Second, "how long a query's memory is held")
 	fs.Var(quantityValue{&o.maxHeldMemory}, "max-held-memory", "at most this much memory is held; past it the oldest is given back early")
 	fs.DurationVar(&o.startupDelay, "startup-delay", 5*time.Second, "time from start until /readyz and /query answer (calibration included)")
 	fs.DurationVar(&o.shutdownDelay, "shutdown-delay", 3*time.Second, "after SIGTERM, keep serving (with /readyz failing) this long before closing")
@@ -159,7 +160,7 @@ func run(ctx context.Context, o options, started time.Time) error {
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("Serving", "addr", ln.Addr().String(), "cpuPerQuery", o.cpuPerQuery, "hashBytesPerQuery", hashBytes,
 		"memoryPerQuery", slot, "memoryWindow", o.memoryWindow, "maxHeldMemory", len(held.mem))
-	go expireHeld(ctx, logger, held, o.memoryWindow/10)
+	go expireHeld(ctx, held, o.memoryWindow/10)
 	select {
 	case <-time.After(time.Until(started.Add(o.startupDelay))):
 		s.ready.Store(true)
@@ -186,7 +187,8 @@ func run(ctx context.Context, o options, started time.Time) error {
 }
 
 // expireHeld gives back expired held memory every period until ctx ends.
-func expireHeld(ctx context.Context, logger klog.Logger, held *heldMemory, period time.Duration) {
+func expireHeld(ctx context.Context, held *heldMemory, period time.Duration) {
+	logger := klog.FromContext(ctx)
 	t := time.NewTicker(max(period, 100*time.Millisecond))
 	defer t.Stop()
 	for {

@@ -70,6 +70,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	})
 	fmt.Fprintf(stdout, "total: %d requests of %d queries due, %d sent, %d answered, %d failed, %d skipped\n",
 		total.Due, cfg.Batch, total.Sent, total.Answered, total.Failed, total.Skipped)
+	if total.Failed > 0 {
+		fmt.Fprintln(stdout, "last failure:", g.LastFailure())
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "loadgen:", err)
 		return 1
