@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podpilot/podpilot/pkg/provider/prometheus"
+	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
 
 // Defaults of Options.
@@ -34,6 +35,10 @@ const (
 	DefaultQueryCacheMaxAge = 5 * time.Second
 )
 
+// minMaxQueryBytes is the smallest --metrics-max-query-bytes: room for a rule's query with a
+// namespace, a metric selector and an 8 KiB list of names (rules.MaxNamesMatcherBytes).
+const minMaxQueryBytes = 16 << 10
+
 // Options are the command-line options of the metrics provider.
 type Options struct {
 	// RulesFile is the prometheus-adapter compatible rule file; empty serves rules.Default().
@@ -45,6 +50,9 @@ type Options struct {
 	// QueryCacheMaxAge is how long an answer from Prometheus is shared with later requests for
 	// the same namespace and metric; 0 turns sharing off.
 	QueryCacheMaxAge time.Duration
+	// MaxQueryBytes bounds the size of every rendered query (rules.Limits.MaxQueryBytes); 0
+	// means rules.DefaultMaxQueryBytes.
+	MaxQueryBytes int
 }
 
 // NewOptions returns Options with their defaults.
@@ -53,11 +61,12 @@ func NewOptions() *Options {
 		DiscoveryInterval: DefaultDiscoveryInterval,
 		SeriesMaxAge:      DefaultSeriesMaxAge,
 		QueryCacheMaxAge:  DefaultQueryCacheMaxAge,
+		MaxQueryBytes:     rules.DefaultMaxQueryBytes,
 	}
 }
 
 // AddFlags adds --config, --metrics-relist-interval and --metrics-max-age (prometheus-adapter's
-// names) and --metrics-query-cache-max-age to fs.
+// names), --metrics-query-cache-max-age and --metrics-max-query-bytes to fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.RulesFile, "config", o.RulesFile,
 		"Rule file in prometheus-adapter's format. Empty serves the built-in default rules. "+
@@ -70,6 +79,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How long one Prometheus answer serves every custom or external metrics request for the same namespace and metric: "+
 			"concurrent requests share one query, and later ones reuse its answer until it is this old, so an answer is never "+
 			"more than this behind Prometheus. Keep it below the scrape interval. 0 sends one query per request.")
+	fs.IntVar(&o.MaxQueryBytes, "metrics-max-query-bytes", o.MaxQueryBytes,
+		"The largest PromQL query a request may build, in bytes; a larger one (a huge metric label selector, or too many "+
+			"objects named for a rule that is not separable) is refused: 400 Bad Request, and a metric error that holds the replicas.")
 }
 
 // Validate returns every problem with the options.
@@ -83,6 +95,9 @@ func (o *Options) Validate() []error {
 	} else if o.SeriesMaxAge < o.DiscoveryInterval {
 		errs = append(errs, fmt.Errorf("--metrics-max-age (%s) must be at least --metrics-relist-interval (%s), or series seen between passes are missed",
 			o.SeriesMaxAge, o.DiscoveryInterval))
+	}
+	if o.MaxQueryBytes != 0 && o.MaxQueryBytes < minMaxQueryBytes {
+		errs = append(errs, fmt.Errorf("--metrics-max-query-bytes must be at least %d, got %d", minMaxQueryBytes, o.MaxQueryBytes))
 	}
 	if o.QueryCacheMaxAge < 0 {
 		errs = append(errs, fmt.Errorf("--metrics-query-cache-max-age must not be negative, got %s", o.QueryCacheMaxAge))

@@ -60,7 +60,7 @@ func compileRules(t *testing.T) *rules.ResourceQueries {
 	if err != nil {
 		t.Fatalf("load rules: %v", err)
 	}
-	set, err := rules.Compile(cfg, rules.StaticMapper())
+	set, err := rules.Compile(cfg, rules.StaticMapper(), rules.Limits{})
 	if err != nil {
 		t.Fatalf("compile rules: %v", err)
 	}

@@ -27,7 +27,7 @@ type fuzzRules struct {
 }
 
 func compileFuzzRules(f *testing.F) fuzzRules {
-	set, err := Compile(Default(), StaticMapper())
+	set, err := Compile(Default(), StaticMapper(), Limits{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func compileFuzzRules(f *testing.F) fuzzRules {
 		SeriesQuery:  `{namespace!="",pod!=""}`,
 		Resources:    ResourceMapping{Template: "<<.Resource>>"},
 		MetricsQuery: spliceQuery,
-	}, StaticMapper(), false)
+	}, StaticMapper(), false, Limits{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func FuzzLoadRules(f *testing.F) {
 		if err != nil {
 			return
 		}
-		set, err := Compile(cfg, StaticMapper())
+		set, err := Compile(cfg, StaticMapper(), Limits{})
 		if err != nil {
 			// Load cannot know the cluster's resources; only Compile, given a RESTMapper, can
 			// reject an unknown one (the provider then keeps its last good rules). That is the
