@@ -20,8 +20,8 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultDiscoveryInterval is how often series are rediscovered (prometheus-adapter's
-	// --metrics-relist-interval default).
+	// DefaultDiscoveryInterval is how often series are rediscovered: what prometheus-adapter's
+	// Helm chart sets (its own flag default is 10m).
 	DefaultDiscoveryInterval = time.Minute
 	// DefaultSeriesMaxAge is how far back discovery looks for series. It is longer than the
 	// relist interval so that a series missing from a scrape or two (a restarting pod, a slow
@@ -48,7 +48,8 @@ type Options struct {
 	// SeriesMaxAge is how far back each discovery pass looks for series.
 	SeriesMaxAge time.Duration
 	// QueryCacheMaxAge is how long an answer from Prometheus is shared with later requests for
-	// the same namespace and metric; 0 turns sharing off.
+	// the same namespace and metric (for the same query, when the rule is not separable); 0
+	// turns sharing off.
 	QueryCacheMaxAge time.Duration
 	// MaxQueryBytes bounds the size of every rendered query (rules.Limits.MaxQueryBytes); 0
 	// means rules.DefaultMaxQueryBytes.
@@ -76,9 +77,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.SeriesMaxAge, "metrics-max-age", o.SeriesMaxAge,
 		"How far back discovery looks for series; at least --metrics-relist-interval.")
 	fs.DurationVar(&o.QueryCacheMaxAge, "metrics-query-cache-max-age", o.QueryCacheMaxAge,
-		"How long one Prometheus answer serves every custom or external metrics request for the same namespace and metric: "+
-			"concurrent requests share one query, and later ones reuse its answer until it is this old, so an answer is never "+
-			"more than this behind Prometheus. Keep it below the scrape interval. 0 sends one query per request.")
+		"How long one Prometheus answer serves every custom or external metrics request for the same namespace and metric "+
+			"(requests for the same query, for rules whose metricsQuery is not separable): concurrent requests share one query, "+
+			"and later ones reuse its answer until it is this old, so an answer is never more than this behind Prometheus. "+
+			"Sharing changes no value, only its age. Keep it below the scrape interval. 0 sends one query per request.")
 	fs.IntVar(&o.MaxQueryBytes, "metrics-max-query-bytes", o.MaxQueryBytes,
 		"The largest PromQL query a request may build, in bytes; a larger one (a huge metric label selector, or too many "+
 			"objects named for a rule that is not separable) is refused: 400 Bad Request, and a metric error that holds the replicas.")
