@@ -67,10 +67,12 @@ func (t customTarget) objectNamespace(namespace string) string {
 //     result for a very large selection.
 //
 // Either way the answer is filtered by name in memory.
-func (p *Provider) objectRequests(t customTarget, base rules.ObjectRequest, names []string, everything bool) (shared, exact rules.ObjectRequest) {
+func (p *Provider) objectRequests(ctx context.Context, t customTarget, base rules.ObjectRequest, names []string, everything bool) (shared, exact rules.ObjectRequest) {
 	byName, all := base, base
 	byName.Names, all.AllObjects = names, true
 	if err := t.rule.Separable(t.info.GroupResource); err != nil {
+		klog.FromContext(ctx).V(4).Info("Asking for the objects by name: the rule is not separable", "metric", t.info.Metric,
+			"resource", t.info.GroupResource.String(), "reason", err.Error())
 		return byName, byName
 	}
 	exact = byName
@@ -145,7 +147,7 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 		Selector:  metricSel,
 	}
 	names := []string{name.Name}
-	shared, exact := p.objectRequests(t, base, names, false)
+	shared, exact := p.objectRequests(ctx, t, base, names, false)
 	values, err := p.queryObjects(ctx, t, shared, exact, names, true)
 	if err != nil {
 		return nil, statusError(what, err)
@@ -199,7 +201,7 @@ func (p *Provider) metricBySelector(ctx context.Context, namespace string, selec
 	if len(names) == 0 {
 		return nil, provider.NewMetricNotFoundForSelectorError(t.info.GroupResource, info.Metric, "*", selector)
 	}
-	shared, exact := p.objectRequests(t, base, names, selector.Empty())
+	shared, exact := p.objectRequests(ctx, t, base, names, selector.Empty())
 	values, err := p.queryObjects(ctx, t, shared, exact, names, reuse)
 	if err != nil {
 		return nil, statusError(what, err)
