@@ -84,7 +84,7 @@ func TestListPodMetrics(t *testing.T) {
 		// rules are the resource rules; testRules when empty.
 		rules   string
 		vectors map[string]model.Vector
-		want      []metrics.PodMetrics
+		want    []metrics.PodMetrics
 		// wantQuery is in every query made; wantQueries is how many were made.
 		wantQuery   string
 		wantQueries int

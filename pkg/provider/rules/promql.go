@@ -75,38 +75,41 @@ var pqPunctuation = []string{"==", "!=", "<=", ">=", "=~", "!~", "(", ")", "{", 
 func lexPQ(q string) ([]pqToken, error) {
 	var out []pqToken
 	for i := 0; i < len(q); {
-		c := q[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		if c := q[i]; c == ' ' || c == '\t' || c == '\n' || c == '\r' {
 			i++
-		case c == '_' || c == ':' || isASCIILetter(c):
-			j := i + 1
-			for j < len(q) && isMetricNameChar(q[j]) {
-				j++
-			}
-			out = append(out, pqToken{'i', q[i:j]})
-			i = j
-		case c >= '0' && c <= '9' || c == '.':
-			j := lexNumberEnd(q, i)
-			out = append(out, pqToken{'n', q[i:j]})
-			i = j
-		case c == '"' || c == '\'' || c == '`':
-			s, end, err := lexPQString(q, i)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, pqToken{'s', s})
-			i = end
-		default:
-			p := punctuationAt(q, i)
-			if p == "" {
-				return nil, fmt.Errorf("unexpected %q at offset %d", c, i)
-			}
-			out = append(out, pqToken{'p', p})
-			i += len(p)
+			continue
 		}
+		t, next, err := lexToken(q, i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+		i = next
 	}
 	return out, nil
+}
+
+// lexToken reads the token starting at i and returns it with the offset after it.
+func lexToken(q string, i int) (pqToken, int, error) {
+	switch c := q[i]; {
+	case c == '_' || c == ':' || isASCIILetter(c):
+		j := i + 1
+		for j < len(q) && isMetricNameChar(q[j]) {
+			j++
+		}
+		return pqToken{'i', q[i:j]}, j, nil
+	case c >= '0' && c <= '9' || c == '.':
+		j := lexNumberEnd(q, i)
+		return pqToken{'n', q[i:j]}, j, nil
+	case c == '"' || c == '\'' || c == '`':
+		s, end, err := lexPQString(q, i)
+		return pqToken{'s', s}, end, err
+	}
+	p := punctuationAt(q, i)
+	if p == "" {
+		return pqToken{}, 0, fmt.Errorf("unexpected %q at offset %d", q[i], i)
+	}
+	return pqToken{'p', p}, i + len(p), nil
 }
 
 func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
@@ -288,38 +291,52 @@ func (p *pqParser) unary() (*pqNode, error) {
 // series.
 func (p *pqParser) postfix() error {
 	for {
+		var err error
 		switch {
 		case p.is("["):
-			if err := p.skipBrackets(); err != nil {
-				return err
-			}
+			err = p.skipBrackets()
 		case p.is("offset"):
-			p.pos++
-			if p.is("-") || p.is("+") {
-				p.pos++
-			}
-			if p.next().kind != 'n' {
-				return fmt.Errorf("offset without a duration")
-			}
+			err = p.offset()
 		case p.is("@"):
-			p.pos++
-			if p.is("-") || p.is("+") {
-				p.pos++
-			}
-			if t := p.next(); t.kind == 'i' && (t.text == "start" || t.text == "end") {
-				if err := p.expect("("); err != nil {
-					return err
-				}
-				if err := p.expect(")"); err != nil {
-					return err
-				}
-			} else if t.kind != 'n' {
-				return fmt.Errorf("@ without a time")
-			}
+			err = p.at()
 		default:
 			return nil
 		}
+		if err != nil {
+			return err
+		}
 	}
+}
+
+// offset skips `offset [-]duration`.
+func (p *pqParser) offset() error {
+	p.pos++
+	if p.is("-") || p.is("+") {
+		p.pos++
+	}
+	if p.next().kind != 'n' {
+		return fmt.Errorf("offset without a duration")
+	}
+	return nil
+}
+
+// at skips `@ time`, `@ start()` or `@ end()`.
+func (p *pqParser) at() error {
+	p.pos++
+	if p.is("-") || p.is("+") {
+		p.pos++
+	}
+	t := p.next()
+	switch {
+	case t.kind == 'n':
+		return nil
+	case t.kind == 'i' && (t.text == "start" || t.text == "end"):
+		if err := p.expect("("); err != nil {
+			return err
+		}
+		return p.expect(")")
+	}
+	return fmt.Errorf("@ without a time")
 }
 
 // skipBrackets skips a [ … ] range or subquery.
@@ -357,10 +374,16 @@ func (p *pqParser) primary() (*pqNode, error) {
 		return n, p.expect(")")
 	case t.kind == 'p' && t.text == "{":
 		return p.selector()
-	case t.kind != 'i':
-		return nil, fmt.Errorf("unexpected %q", t.text)
+	case t.kind == 'i':
+		return p.identPrimary()
 	}
-	next := p.peekAt(1)
+	return nil, fmt.Errorf("unexpected %q", t.text)
+}
+
+// identPrimary parses what starts with an identifier: an aggregation, a call, Inf or NaN, or a
+// selector with a metric name.
+func (p *pqParser) identPrimary() (*pqNode, error) {
+	t, next := p.peek(), p.peekAt(1)
 	switch {
 	case aggregations[t.text] && (next.text == "(" || next.text == "by" || next.text == "without"):
 		return p.aggregate()
@@ -461,21 +484,8 @@ func (p *pqParser) selector() (*pqNode, error) {
 	n := &pqNode{kind: pqSelector}
 	p.pos++ // {
 	for !p.is("}") {
-		t := p.next()
-		if t.kind != 'i' && t.kind != 's' {
-			return nil, fmt.Errorf("expected a label matcher, got %q", t.text)
-		}
-		quotedName := t.kind == 's' && (p.is(",") || p.is("}")) // {"metric.name"}
-		if !quotedName {
-			if op := p.next(); op.kind != 'p' || (op.text != "=" && op.text != "!=" && op.text != "=~" && op.text != "!~") {
-				return nil, fmt.Errorf("expected a matching operator after %q", t.text)
-			}
-			if v := p.next(); v.kind != 's' {
-				return nil, fmt.Errorf("expected a string after %q", t.text)
-			}
-			if t.text == restrictionLabel {
-				n.restricted = true
-			}
+		if err := p.matcher(n); err != nil {
+			return nil, err
 		}
 		if !p.is("}") {
 			if err := p.expect(","); err != nil {
@@ -485,4 +495,25 @@ func (p *pqParser) selector() (*pqNode, error) {
 	}
 	p.pos++
 	return n, nil
+}
+
+// matcher parses one label matcher, or a quoted metric name, into n.
+func (p *pqParser) matcher(n *pqNode) error {
+	t := p.next()
+	if t.kind != 'i' && t.kind != 's' {
+		return fmt.Errorf("expected a label matcher, got %q", t.text)
+	}
+	if t.kind == 's' && (p.is(",") || p.is("}")) {
+		return nil // {"metric.name"}
+	}
+	if op := p.next(); op.kind != 'p' || (op.text != "=" && op.text != "!=" && op.text != "=~" && op.text != "!~") {
+		return fmt.Errorf("expected a matching operator after %q", t.text)
+	}
+	if v := p.next(); v.kind != 's' {
+		return fmt.Errorf("expected a string after %q", t.text)
+	}
+	if t.text == restrictionLabel {
+		n.restricted = true
+	}
+	return nil
 }

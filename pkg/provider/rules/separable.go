@@ -212,24 +212,35 @@ func printedField(p *parse.PipeNode, rootDot bool) (string, bool) {
 	if len(p.Decl) > 0 || len(p.Cmds) != 1 {
 		return "", false
 	}
-	args := p.Cmds[0].Args
-	switch len(args) {
+	switch args := p.Cmds[0].Args; len(args) {
 	case 1:
-		path, ok := rootPath(args[0], rootDot)
-		switch {
-		case !ok:
-		case len(path) == 1 && (path[0] == "Series" || path[0] == "LabelMatchers"):
-			return "", true
-		case len(path) == 2 && path[0] == "LabelValuesByName":
-			return path[1], true
-		}
+		return printedPath(args[0], rootDot)
 	case 3:
-		fn, isIdent := args[0].(*parse.IdentifierNode)
-		path, ok := rootPath(args[1], rootDot)
-		key, isString := args[2].(*parse.StringNode)
-		if isIdent && fn.Ident == "index" && ok && slices.Equal(path, []string{"LabelValuesByName"}) && isString {
-			return key.Text, true
-		}
+		return printedIndex(args, rootDot)
+	}
+	return "", false
+}
+
+// printedPath matches `.Series`, `.LabelMatchers` and `.LabelValuesByName.key`.
+func printedPath(arg parse.Node, rootDot bool) (string, bool) {
+	path, ok := rootPath(arg, rootDot)
+	switch {
+	case !ok:
+	case len(path) == 1 && (path[0] == "Series" || path[0] == "LabelMatchers"):
+		return "", true
+	case len(path) == 2 && path[0] == "LabelValuesByName":
+		return path[1], true
+	}
+	return "", false
+}
+
+// printedIndex matches `index .LabelValuesByName "key"`.
+func printedIndex(args []parse.Node, rootDot bool) (string, bool) {
+	fn, isIdent := args[0].(*parse.IdentifierNode)
+	path, ok := rootPath(args[1], rootDot)
+	key, isString := args[2].(*parse.StringNode)
+	if isIdent && fn.Ident == "index" && ok && slices.Equal(path, []string{"LabelValuesByName"}) && isString {
+		return key.Text, true
 	}
 	return "", false
 }
@@ -353,6 +364,14 @@ func binaryDependence(n *pqNode, obj string) (dependence, string) {
 		return independent, ""
 	case !n.grouped || slices.Contains(n.labels, obj) != n.exclude:
 		return perObject, "" // matched on the object label
+	}
+	return unmatchedDependence(n, l, r)
+}
+
+// unmatchedDependence is the dependence of a binary operator, with at least one operand per
+// object, whose vector matching leaves the object label out.
+func unmatchedDependence(n *pqNode, l, r dependence) (dependence, string) {
+	switch {
 	case (n.name == "and" || n.name == "unless") && l == perObject && r == independent:
 		return perObject, "" // filters each object's series by something independent of the others
 	case n.card == "group_left" && l == perObject && r == independent,
