@@ -208,3 +208,22 @@ func TestRenderedQuerySizeIsCapped(t *testing.T) {
 		})
 	}
 }
+
+func TestDefaultRulesAreSeparable(t *testing.T) {
+	set := mustCompile(t, Default())
+	checked := 0
+	for i, r := range set.Custom {
+		for _, gr := range []schema.GroupResource{{Resource: "pods"}, {Resource: "namespaces"}} {
+			if _, err := r.LabelForResource(gr); err != nil {
+				continue // the rule does not serve gr
+			}
+			checked++
+			if err := r.Separable(gr); err != nil {
+				t.Errorf("default rule %d on %s: %v; every request would send its own query", i, gr.String(), err)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no default rule serves pods or namespaces")
+	}
+}
