@@ -181,7 +181,7 @@ func (o *Options) ruleSet() (*rules.RuleSet, error) {
 			return nil, fmt.Errorf("load rule file %s: %w", o.RulesFile, err)
 		}
 	}
-	return rules.Compile(cfg, rules.StaticMapper())
+	return rules.Compile(cfg, rules.StaticMapper(), rules.Limits{})
 }
 
 // model returns the load model's and the algorithm's settings.

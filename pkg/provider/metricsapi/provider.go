@@ -60,7 +60,7 @@ func New(cfg Config) (*Provider, error) {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	source := &ruleSource{path: cfg.RulesFile, mapper: cfg.Mapper}
+	source := &ruleSource{path: cfg.RulesFile, mapper: cfg.Mapper, limits: rules.Limits{MaxQueryBytes: cfg.MaxQueryBytes}}
 	res, err := source.load(true)
 	if err != nil {
 		return nil, err
