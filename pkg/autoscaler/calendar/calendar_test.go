@@ -40,7 +40,9 @@ func TestFloor(t *testing.T) {
 	berlin := zone(t, "Europe/Berlin")
 	business := Window{Name: "business", Start: "0 8 * * 1-5", TimeZone: "Europe/Berlin", Duration: 10 * time.Hour, MinReplicas: 4}
 	lunch := Window{Name: "lunch", Start: "30 11 * * *", TimeZone: "Europe/Berlin", Duration: 2 * time.Hour, MinReplicas: 8}
-	at := func(loc *time.Location, y int, m time.Month, d, h, min int) time.Time { return time.Date(y, m, d, h, min, 0, 0, loc) }
+	at := func(loc *time.Location, y int, m time.Month, d, h, min int) time.Time {
+		return time.Date(y, m, d, h, min, 0, 0, loc)
+	}
 	tests := []struct {
 		name    string
 		windows []Window
