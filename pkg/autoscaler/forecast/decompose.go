@@ -12,6 +12,8 @@ type decomposition struct {
 	s Series
 	// perDay and perWeek are the steps in a day and a week.
 	perDay, perWeek int
+	// daySlot and weekSlot are each value's slot in its day and its week.
+	daySlot, weekSlot []int
 	// level holds each value's level: the mean of the deseasonalized values over the day around it.
 	level []float64
 	// daily is the profile over a day, indexed by daily slot; weekly the adjustment over a week,
@@ -25,12 +27,18 @@ type decomposition struct {
 // smooth is the width, in steps, of the moving average applied to the profile.
 func decompose(s Series, smooth int) decomposition {
 	d := decomposition{s: s, perDay: int(day / s.Step), perWeek: int(week / s.Step)}
+	d.daySlot, d.weekSlot = make([]int, len(s.Values)), make([]int, len(s.Values))
+	w0 := s.slot(s.Start, d.perWeek)
+	for i := range s.Values {
+		d.weekSlot[i] = (w0 + i) % d.perWeek
+		d.daySlot[i] = d.weekSlot[i] % d.perDay
+	}
 	d.level = levels(s, d.perDay, nil)
 	d.daily = d.profile(d.perDay, smooth, nil)
 	d.level = levels(s, d.perDay, d.season)
 	d.daily = d.profile(d.perDay, smooth, nil)
 	if time.Duration(len(s.Values))*s.Step >= MinWeeklyHistory {
-		d.weekly = d.profile(d.perWeek, max(smooth, int(time.Hour/s.Step)), d.daily)
+		d.weekly = d.profile(d.perWeek, smooth, d.daily)
 	}
 	d.strength = d.seasonalStrength()
 	return d
@@ -38,10 +46,9 @@ func decompose(s Series, smooth int) decomposition {
 
 // season is the daily profile plus the weekly adjustment at value i.
 func (d decomposition) season(i int) float64 {
-	t := d.s.Start.Add(time.Duration(i) * d.s.Step)
-	v := d.daily[d.s.slot(t, d.perDay)]
+	v := d.daily[d.daySlot[i]]
 	if d.weekly != nil {
-		v += d.weekly[d.s.slot(t, d.perWeek)]
+		v += d.weekly[d.weekSlot[i]]
 	}
 	return v
 }
@@ -58,18 +65,20 @@ func (d decomposition) seasonAt(t time.Time) float64 {
 // profile returns, per slot of a period of n steps, the median over the cycles of the values less
 // their level (and less base, a shorter profile, when set), smoothed over width slots.
 func (d decomposition) profile(n, width int, base []float64) []float64 {
+	slots := d.daySlot
+	if n == d.perWeek {
+		slots = d.weekSlot
+	}
 	buckets := make([][]float64, n)
 	for i, v := range d.s.Values {
 		if math.IsNaN(v) {
 			continue
 		}
-		t := d.s.Start.Add(time.Duration(i) * d.s.Step)
 		r := v - d.level[i]
 		if base != nil {
-			r -= base[d.s.slot(t, len(base))]
+			r -= base[d.daySlot[i]]
 		}
-		k := d.s.slot(t, n)
-		buckets[k] = append(buckets[k], r)
+		buckets[slots[i]] = append(buckets[slots[i]], r)
 	}
 	p := make([]float64, n)
 	for k, b := range buckets {
@@ -106,6 +115,88 @@ func (d decomposition) recentLevel() float64 {
 		}
 	}
 	return median(r)
+}
+
+// headroom is the q-quantile, over the last week of history, of the relative error of the
+// forecast a lead ahead, approximated in sample: the mean deseasonalized value of the preceding
+// RecentWindow plus the season, against the value. 0 when the errors are mostly below zero.
+func (d decomposition) headroom(q float64) float64 {
+	w := int(RecentWindow / d.s.Step)
+	n := len(d.s.Values)
+	from := max(w, n-int(week/d.s.Step))
+	sum, cnt := 0.0, 0
+	for i := from - w; i < from; i++ {
+		if v := d.s.Values[i]; !math.IsNaN(v) {
+			sum, cnt = sum+v-d.season(i), cnt+1
+		}
+	}
+	var rel []float64
+	for i := from; i < n; i++ {
+		v := d.s.Values[i]
+		if cnt > 0 && !math.IsNaN(v) {
+			if pred := sum/float64(cnt) + d.season(i); pred > 0 {
+				rel = append(rel, (v-pred)/pred)
+			}
+		}
+		if v := d.s.Values[i-w]; !math.IsNaN(v) {
+			sum, cnt = sum-(v-d.season(i-w)), cnt-1
+		}
+		if !math.IsNaN(v) {
+			sum, cnt = sum+v-d.season(i), cnt+1
+		}
+	}
+	return math.Max(0, quantile(rel, q))
+}
+
+// persistence is the lag-one autocorrelation of the remainder over the last week, clamped to
+// [0, 1): how much of a deviation from the season one step carries into the next.
+func (d decomposition) persistence() float64 {
+	n := len(d.s.Values)
+	var a, b []float64
+	for i := max(1, n-int(week/d.s.Step)); i < n; i++ {
+		x0, x1 := d.s.Values[i-1], d.s.Values[i]
+		if math.IsNaN(x0) || math.IsNaN(x1) {
+			continue
+		}
+		a = append(a, x0-d.level[i-1]-d.season(i-1))
+		b = append(b, x1-d.level[i]-d.season(i))
+	}
+	c := correlation(a, b)
+	if math.IsNaN(c) {
+		return 0
+	}
+	return math.Min(0.999, math.Max(0, c))
+}
+
+func correlation(a, b []float64) float64 {
+	if len(a) < 3 {
+		return math.NaN()
+	}
+	var ma, mb float64
+	for i := range a {
+		ma, mb = ma+a[i], mb+b[i]
+	}
+	ma, mb = ma/float64(len(a)), mb/float64(len(b))
+	var sab, saa, sbb float64
+	for i := range a {
+		sab += (a[i] - ma) * (b[i] - mb)
+		saa += (a[i] - ma) * (a[i] - ma)
+		sbb += (b[i] - mb) * (b[i] - mb)
+	}
+	if saa == 0 || sbb == 0 {
+		return math.NaN()
+	}
+	return sab / math.Sqrt(saa*sbb)
+}
+
+// quantile is the q-quantile of v (nearest rank); NaN when v is empty.
+func quantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	c := slices.Clone(v)
+	slices.Sort(c)
+	return c[min(len(c)-1, int(q*float64(len(c))))]
 }
 
 // trendPerDay is the Theil–Sen slope of the daily levels over the last two weeks, per day; 0 with

@@ -25,6 +25,9 @@ const (
 // Methods lists the methods, the default first.
 func Methods() []Method { return []Method{SeasonalProfile, HoltWinters, SeasonalNaive} }
 
+// HeadroomQuantile is the quantile of the recent relative errors Upper covers.
+const HeadroomQuantile = 0.9
+
 // DefaultSmoothing is the width, in steps, of the moving average over the profile.
 const DefaultSmoothing = 3
 
@@ -49,6 +52,14 @@ type Model struct {
 	Weekly bool
 	// Strength is the share of the deseasonalized variance the season explains, 0 to 1.
 	Strength float64
+	// Headroom is how far above the forecast the load has come, relatively, at HeadroomQuantile
+	// of the last week's errors: Upper adds it, so that capacity covers the load that often.
+	Headroom float64
+	// Persistence is how much of the current deviation from the forecast lasts one step of the
+	// history later (the remainder's lag-one autocorrelation); AtFrom decays it over the horizon.
+	Persistence float64
+	// step is the history's step.
+	step time.Duration
 	// predict returns the forecast at t.
 	predict func(t time.Time) float64
 }
@@ -65,7 +76,8 @@ func Fit(s Series, method Method) (*Model, error) {
 		return nil, fmt.Errorf("the daily and weekly pattern explains %.0f%% of the variance, at least %.0f%% needed: %w",
 			100*d.strength, 100*MinSeasonalStrength, ErrNotSeasonal)
 	}
-	m := &Model{Method: method, End: s.End(), Weekly: d.weekly != nil, Strength: d.strength}
+	m := &Model{Method: method, End: s.End(), Weekly: d.weekly != nil, Strength: d.strength, Headroom: d.headroom(HeadroomQuantile),
+		Persistence: d.persistence(), step: s.Step}
 	switch method {
 	case SeasonalProfile:
 		m.predict = profilePredictor(d)
@@ -85,6 +97,29 @@ func (m *Model) At(t time.Time) (float64, error) {
 		return 0, fmt.Errorf("%s, history ends %s: %w", t.UTC().Format(time.RFC3339), m.End.UTC().Format(time.RFC3339), ErrBeyondHorizon)
 	}
 	return math.Max(0, m.predict(t)), nil
+}
+
+// AtFrom returns the forecast at t anchored on the load observed at now (a round's current
+// value): the deviation of current from the forecast at now carries into t, decaying by
+// Persistence per history step. A NaN current leaves the forecast as At.
+func (m *Model) AtFrom(t, now time.Time, current float64) (float64, error) {
+	v, err := m.At(t)
+	if err != nil || math.IsNaN(current) || now.Before(m.End.Add(-m.step)) {
+		return v, err
+	}
+	base, err := m.At(now)
+	if err != nil {
+		return v, nil
+	}
+	decay := math.Pow(m.Persistence, float64(t.Sub(now))/float64(m.step))
+	return math.Max(0, v+decay*(current-base)), nil
+}
+
+// Upper returns the forecast load at t raised by the model's headroom: the load capacity is
+// provisioned for.
+func (m *Model) Upper(t time.Time) (float64, error) {
+	v, err := m.At(t)
+	return v * (1 + m.Headroom), err
 }
 
 // profilePredictor forecasts the recent level, moved by the trend, plus the season.

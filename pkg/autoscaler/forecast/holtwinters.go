@@ -63,12 +63,9 @@ func (d decomposition) runHoltWinters(p hwParams) (hwState, float64) {
 	}
 	var sse float64
 	for i, x := range d.s.Values {
-		t := d.s.Start.Add(time.Duration(i) * d.s.Step)
-		ds := d.s.slot(t, d.perDay)
+		ds, ws := d.daySlot[i], d.weekSlot[i]
 		var w float64
-		ws := 0
 		if st.weekly != nil {
-			ws = d.s.slot(t, d.perWeek)
 			w = st.weekly[ws]
 		}
 		if math.IsNaN(x) {
