@@ -61,6 +61,9 @@ type Comparison struct {
 	Model, Naive forecast.Accuracy
 	// Refused counts the refits the model refused, by reason; their steps had no forecast.
 	Refused map[string]int
+	// Forecasts are the model's forecasts of the first metric's load made at each step, for one
+	// lead time later; NaN where there was none.
+	Forecasts []float64
 }
 
 // Compare runs spec reactive, predictive and oracle over tr. history holds, per metric of the
@@ -86,6 +89,7 @@ func Compare(spec Spec, tr Trace, history []forecast.Series, m Model, p Predicti
 		c.Model.Add(model.trail[i], actual)
 		c.Naive.Add(naive.trail[i], actual)
 	}
+	c.Forecasts = model.trail
 	return c, nil
 }
 
@@ -191,7 +195,7 @@ func Downsample(times []time.Time, load []float64, from time.Time, step time.Dur
 	if len(times) == 0 {
 		return s
 	}
-	n := int(times[len(times)-1].Sub(from)/step) + 1
+	n := int((times[len(times)-1].Sub(from)+step/2)/step) + 1
 	sum, cnt := make([]float64, n), make([]int, n)
 	for i, t := range times {
 		k := int(math.Floor((float64(t.Sub(from)) + float64(step)/2) / float64(step)))
