@@ -94,6 +94,19 @@ func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
 		sec.Images = append(sec.Images, report.Image{Alt: sc.Name + ": " + sc.About, File: file})
 	}
 	sec.Tables = append(sec.Tables, t)
+	work, err := os.MkdirTemp("", "podpilot-bench-p-")
+	if err != nil {
+		return sec, fmt.Errorf("temp dir: %w", err)
+	}
+	defer os.RemoveAll(work)
+	viaProm, notes, err := PredictViaPrometheus(ctx, work)
+	if err != nil {
+		return sec, fmt.Errorf("replay via Prometheus: %w", err)
+	}
+	if len(viaProm.Rows) > 0 {
+		sec.Tables = append(sec.Tables, viaProm)
+	}
+	sec.Notes = append(sec.Notes, notes...)
 	sec.Notes = append(sec.Notes, "pod-seconds short of target: max(0, ceil(load ÷ target) − ready pods) over time; "+
 		"the oracle's is not 0 where even perfect foresight is capped by the scale-up rate limit (the spike).")
 	return sec, nil
