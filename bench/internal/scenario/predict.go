@@ -98,7 +98,7 @@ func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
 	if err != nil {
 		return sec, fmt.Errorf("temp dir: %w", err)
 	}
-	defer os.RemoveAll(work)
+	defer func() { _ = os.RemoveAll(work) }()
 	viaProm, notes, err := PredictViaPrometheus(ctx, work)
 	if err != nil {
 		return sec, fmt.Errorf("replay via Prometheus: %w", err)

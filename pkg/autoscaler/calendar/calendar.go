@@ -6,8 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
-	// The floors' time zones resolve in any image, with or without /usr/share/zoneinfo.
-	_ "time/tzdata"
+	_ "time/tzdata" // the windows' time zones resolve in any image, with or without /usr/share/zoneinfo
 
 	"github.com/robfig/cron/v3"
 )

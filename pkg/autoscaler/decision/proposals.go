@@ -197,40 +197,52 @@ func withForecast(in Input, c combined) combined {
 // what the forecast would have done.
 func explain(in Input, c combined, n normalize.Result, desired int32) Explanation {
 	e := Explanation{Winner: c.metric, WinnerSource: MetricProposal, Proposed: c.replicas,
-		Stabilized: n.Stabilized, Desired: desired, ForecastRaised: c.raised}
-	for _, st := range c.statuses {
-		if st.Err == nil {
-			e.Proposals = append(e.Proposals, Proposal{Source: MetricProposal, Name: st.Description, Replicas: st.Result.Replicas})
-		}
-	}
-	if c.forecast > 0 {
-		e.Proposals = append(e.Proposals, Proposal{Source: ForecastProposal, Name: c.forecastFrom, Replicas: c.forecast})
-	}
+		Stabilized: n.Stabilized, Desired: desired, ForecastRaised: c.raised, Proposals: proposals(in, c)}
 	if c.raised {
 		e.WinnerSource = ForecastProposal
 	}
-	if in.Floor.Replicas > 0 {
-		e.Proposals = append(e.Proposals, Proposal{Source: ScheduleProposal, Name: in.Floor.Window, Replicas: in.Floor.Replicas})
-		if floorSetsMin(in) && desired == in.MinReplicas && c.replicas < desired {
-			e.Winner, e.WinnerSource = "schedule window "+in.Floor.Window, ScheduleProposal
-		}
+	if floorSetsMin(in) && desired == in.MinReplicas && c.replicas < desired {
+		e.Winner, e.WinnerSource = "schedule window "+in.Floor.Window, ScheduleProposal
 	}
-	if n.Stabilized != c.replicas {
-		e.Changes = append(e.Changes, fmt.Sprintf("%s: %d to %d", n.StabilizeReason, c.replicas, n.Stabilized))
-	}
-	if n.Limited && n.Replicas != n.Stabilized {
-		e.Changes = append(e.Changes, fmt.Sprintf("%s: %d to %d", n.LimitReason, n.Stabilized, n.Replicas))
-	}
-	if desired != n.Replicas {
-		e.Changes = append(e.Changes, fmt.Sprintf("back from zero to minReplicas: %d to %d", n.Replicas, desired))
-	}
+	e.Changes = changes(c.replicas, n, desired)
 	if in.Forecast != nil && in.Forecast.Mode == ForecastOnly && c.forecast > c.replicas {
-		would := normalizeProposal(in, c.forecast)
-		if would > desired {
+		if would := normalizeProposal(in, c.forecast); would > desired {
 			e.WouldScaleTo = would
 		}
 	}
 	return e
+}
+
+// proposals lists the valid metrics' proposals, the forecast's and the floor's.
+func proposals(in Input, c combined) []Proposal {
+	var out []Proposal
+	for _, st := range c.statuses {
+		if st.Err == nil {
+			out = append(out, Proposal{Source: MetricProposal, Name: st.Description, Replicas: st.Result.Replicas})
+		}
+	}
+	if c.forecast > 0 {
+		out = append(out, Proposal{Source: ForecastProposal, Name: c.forecastFrom, Replicas: c.forecast})
+	}
+	if in.Floor.Replicas > 0 {
+		out = append(out, Proposal{Source: ScheduleProposal, Name: in.Floor.Window, Replicas: in.Floor.Replicas})
+	}
+	return out
+}
+
+// changes says what stabilization, the limits and the way back from zero did to proposed.
+func changes(proposed int32, n normalize.Result, desired int32) []string {
+	var out []string
+	if n.Stabilized != proposed {
+		out = append(out, fmt.Sprintf("%s: %d to %d", n.StabilizeReason, proposed, n.Stabilized))
+	}
+	if n.Limited && n.Replicas != n.Stabilized {
+		out = append(out, fmt.Sprintf("%s: %d to %d", n.LimitReason, n.Stabilized, n.Replicas))
+	}
+	if desired != n.Replicas {
+		out = append(out, fmt.Sprintf("back from zero to minReplicas: %d to %d", n.Replicas, desired))
+	}
+	return out
 }
 
 // normalizeProposal normalizes proposal as Decide does, discarding the history it records.

@@ -7,7 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/podpilot/podpilot/pkg/autoscaler/normalize")
+	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
+)
 
 // qpsAt returns the seed's qps metric with every one of n pods at perPodQPS.
 func qpsAt(n int, perPodQPS int64) []Metric {

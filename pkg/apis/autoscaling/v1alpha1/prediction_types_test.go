@@ -51,4 +51,3 @@ func TestCRDScheduleBoundsMatchConstants(t *testing.T) {
 		t.Errorf("default of spec.prediction.mode (-want +got):\n%s", diff)
 	}
 }
-
