@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -62,7 +63,7 @@ func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
 		return sec, err
 	}
 	t := report.Table{Header: []string{"trace", "WAPE model / naive", "pod-s short r / p / o", "short p÷r",
-		"replica-h r / p / o", "p÷r", "p÷o", "above target r / p", "scale events r / p / o"}}
+		"replica-h r / p / o", "p÷r", "p÷o", "above target r / p", "scale events r / p / o", "steps p shorter than r"}}
 	for _, sc := range tracegen.Scenarios(predictStep) {
 		if err := ctx.Err(); err != nil {
 			return sec, err
@@ -80,7 +81,8 @@ func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
 			fmt.Sprintf("%.1f / %.1f / %.1f", r.ReplicaHours, p.ReplicaHours, o.ReplicaHours),
 			ratio(p.ReplicaHours, r.ReplicaHours), ratio(p.ReplicaHours, o.ReplicaHours),
 			fmt.Sprintf("%s / %s", r.AboveTarget, p.AboveTarget),
-			fmt.Sprintf("%d / %d / %d", r.ScaleUps+r.ScaleDowns, p.ScaleUps+p.ScaleDowns, o.ScaleUps+o.ScaleDowns)})
+			fmt.Sprintf("%d / %d / %d", r.ScaleUps+r.ScaleDowns, p.ScaleUps+p.ScaleDowns, o.ScaleUps+o.ScaleDowns),
+			fmt.Sprint(worseSteps(c))})
 		if sc.Name == "diurnal" {
 			sec.Headline = append(sec.Headline, fmt.Sprintf("p: on the diurnal trace (lead %s), ScaleOut leaves %s× reactive's pod-seconds short of target "+
 				"at %s× its replica-hours (%s× the oracle's); WAPE %s× seasonal-naive's",
@@ -108,8 +110,24 @@ func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
 	}
 	sec.Notes = append(sec.Notes, notes...)
 	sec.Notes = append(sec.Notes, "pod-seconds short of target: max(0, ceil(load ÷ target) − ready pods) over time; "+
-		"the oracle's is not 0 where even perfect foresight is capped by the scale-up rate limit (the spike).")
+		"the oracle's is not 0 where even perfect foresight is capped by the scale-up rate limit (the spike). "+
+		"*steps p shorter than r*: steps where the predictive run was short of target with fewer ready pods than the reactive run.")
 	return sec, nil
+}
+
+// worseSteps counts the steps where the predictive run had fewer ready pods than the load needed
+// and fewer than the reactive run had: where the forecast made things worse.
+func worseSteps(c replay.Comparison) int {
+	target := replay.TargetPerPod(c.Spec.Metrics[0].Target, nil)
+	n := 0
+	for i, p := range c.Steps[replay.Predictive] {
+		r := c.Steps[replay.Reactive][i]
+		need := math.Ceil(p.Load[0] / target)
+		if float64(p.Ready) < need && p.Ready < r.Ready {
+			n++
+		}
+	}
+	return n
 }
 
 // ratio is a ÷ b with two decimals, n/a for 0 ÷ 0.

@@ -119,11 +119,14 @@ func (d decomposition) recentLevel() float64 {
 
 // headroom is the q-quantile, over the last week of history, of the relative error of the
 // forecast a lead ahead, approximated in sample: the mean deseasonalized value of the preceding
-// RecentWindow plus the season, against the value. 0 when the errors are mostly below zero.
+// RecentWindow plus the season, against the value. Only the busy part of the days counts (a
+// forecast of at least a quarter of the week's 95th percentile): near zero, relative errors are
+// large and capacity is not at stake. 0 when the errors are mostly below zero.
 func (d decomposition) headroom(q float64) float64 {
 	w := int(RecentWindow / d.s.Step)
 	n := len(d.s.Values)
 	from := max(w, n-int(week/d.s.Step))
+	busy := quantile(finiteValues(d.s.Values[from:]), 0.95) / 4
 	sum, cnt := 0.0, 0
 	for i := from - w; i < from; i++ {
 		if v := d.s.Values[i]; !math.IsNaN(v) {
@@ -134,7 +137,7 @@ func (d decomposition) headroom(q float64) float64 {
 	for i := from; i < n; i++ {
 		v := d.s.Values[i]
 		if cnt > 0 && !math.IsNaN(v) {
-			if pred := sum/float64(cnt) + d.season(i); pred > 0 {
+			if pred := sum/float64(cnt) + d.season(i); pred > 0 && pred >= busy {
 				rel = append(rel, (v-pred)/pred)
 			}
 		}
@@ -187,6 +190,16 @@ func correlation(a, b []float64) float64 {
 		return math.NaN()
 	}
 	return sab / math.Sqrt(saa*sbb)
+}
+
+func finiteValues(v []float64) []float64 {
+	out := make([]float64, 0, len(v))
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // quantile is the q-quantile of v (nearest rank); NaN when v is empty.
