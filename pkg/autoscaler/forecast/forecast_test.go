@@ -208,3 +208,63 @@ func TestForecastIsNeverNegative(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadroomCoversTheNoise: the headroom is the 90th percentile of the relative error, so on a
+// series with 5% Gaussian noise it is near 1.28 × 5%, and on a noiseless one near zero.
+func TestHeadroomCoversTheNoise(t *testing.T) {
+	sh := shape{level: 1000, daily: 400, weekly: 50}
+	r := rand.New(rand.NewPCG(7, 8))
+	noisy := series(15*day, func(t time.Time) float64 { return sh.at(t) * (1 + 0.05*r.NormFloat64()) })
+	clean := series(15*day, sh.at)
+	for _, tc := range []struct {
+		name   string
+		s      Series
+		lo, hi float64
+	}{
+		{name: "5% noise: headroom about 6.4%", s: noisy, lo: 0.05, hi: 0.08},
+		{name: "no noise: headroom about 0", s: clean, lo: 0, hi: 0.005},
+	} {
+		m, err := Fit(tc.s, SeasonalProfile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Headroom < tc.lo || m.Headroom > tc.hi {
+			t.Errorf("%s: headroom %.4f, want in [%.3f, %.3f]", tc.name, m.Headroom, tc.lo, tc.hi)
+		}
+	}
+}
+
+// TestAtFromFollowsTheCurrentDeviation: a load running 20% above its usual level is forecast
+// above the usual, and the deviation fades with the horizon as the remainder's autocorrelation says.
+func TestAtFromFollowsTheCurrentDeviation(t *testing.T) {
+	sh := shape{level: 1000, daily: 400}
+	r := rand.New(rand.NewPCG(9, 10))
+	slow := 0.0
+	s := series(10*day, func(t time.Time) float64 {
+		slow = 0.95*slow + 0.3*r.NormFloat64() // correlated noise: deviations last
+		return sh.at(t) * (1 + 0.03*slow)
+	})
+	m, err := Fit(s, SeasonalProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Persistence < 0.5 {
+		t.Fatalf("persistence %.2f of a correlated remainder, want >= 0.5", m.Persistence)
+	}
+	now := m.End
+	usual, _ := m.At(now.Add(10 * time.Minute))
+	current := 1.2 * sh.at(now)
+	near, _ := m.AtFrom(now.Add(time.Minute), now, current)
+	far, _ := m.AtFrom(now.Add(5*time.Hour), now, current)
+	nearUsual, _ := m.At(now.Add(time.Minute))
+	farUsual, _ := m.At(now.Add(5 * time.Hour))
+	if !(near > nearUsual*1.1) {
+		t.Errorf("a minute ahead: anchored %.0f, usual %.0f; want the 20%% deviation to carry", near, nearUsual)
+	}
+	if math.Abs(far-farUsual) > 0.01*farUsual {
+		t.Errorf("five hours ahead: anchored %.0f, usual %.0f; want the deviation faded", far, farUsual)
+	}
+	if v, _ := m.AtFrom(now.Add(10*time.Minute), now, math.NaN()); v != usual {
+		t.Errorf("a NaN current value anchors nothing: %.0f, want %.0f", v, usual)
+	}
+}
