@@ -75,14 +75,10 @@ func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
 		}
 		s := c.Summaries(predictStep, nil)
 		r, p, o := s[0], s[1], s[2]
-		t.Rows = append(t.Rows, []string{sc.Name,
-			fmt.Sprintf("%s%% / %s%% (%s×)", stats.Num(100*c.Model.WAPE(), 1), stats.Num(100*c.Naive.WAPE(), 1), stats.Num(c.Model.WAPE()/c.Naive.WAPE(), 2)),
-			fmt.Sprintf("%.0f / %.0f / %.0f", r.PodSecondsShort, p.PodSecondsShort, o.PodSecondsShort), ratio(p.PodSecondsShort, r.PodSecondsShort),
-			fmt.Sprintf("%.1f / %.1f / %.1f", r.ReplicaHours, p.ReplicaHours, o.ReplicaHours),
-			ratio(p.ReplicaHours, r.ReplicaHours), ratio(p.ReplicaHours, o.ReplicaHours),
+		t.Rows = append(t.Rows, append(comparisonCells(sc.Name, c),
 			fmt.Sprintf("%s / %s", r.AboveTarget, p.AboveTarget),
 			fmt.Sprintf("%d / %d / %d", r.ScaleUps+r.ScaleDowns, p.ScaleUps+p.ScaleDowns, o.ScaleUps+o.ScaleDowns),
-			fmt.Sprint(worseSteps(c))})
+			fmt.Sprint(worseSteps(c))))
 		if sc.Name == "diurnal" {
 			sec.Headline = append(sec.Headline, fmt.Sprintf("p: on the diurnal trace (lead %s), ScaleOut leaves %s× reactive's pod-seconds short of target "+
 				"at %s× its replica-hours (%s× the oracle's); WAPE %s× seasonal-naive's",
@@ -113,6 +109,18 @@ func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
 		"the oracle's is not 0 where even perfect foresight is capped by the scale-up rate limit (the spike). "+
 		"*steps p shorter than r*: steps where the predictive run was short of target with fewer ready pods than the reactive run.")
 	return sec, nil
+}
+
+// comparisonCells are a comparison's first cells in scenario p's tables: the trace, the WAPEs,
+// the pod-seconds short and the replica-hours of the three runs with their ratios.
+func comparisonCells(name string, c replay.Comparison) []string {
+	s := c.Summaries(predictStep, nil)
+	r, p, o := s[0], s[1], s[2]
+	return []string{name,
+		fmt.Sprintf("%s%% / %s%% (%s×)", stats.Num(100*c.Model.WAPE(), 1), stats.Num(100*c.Naive.WAPE(), 1), stats.Num(c.Model.WAPE()/c.Naive.WAPE(), 2)),
+		fmt.Sprintf("%.0f / %.0f / %.0f", r.PodSecondsShort, p.PodSecondsShort, o.PodSecondsShort), ratio(p.PodSecondsShort, r.PodSecondsShort),
+		fmt.Sprintf("%.1f / %.1f / %.1f", r.ReplicaHours, p.ReplicaHours, o.ReplicaHours),
+		ratio(p.ReplicaHours, r.ReplicaHours), ratio(p.ReplicaHours, o.ReplicaHours)}
 }
 
 // worseSteps counts the steps where the predictive run had fewer ready pods than the load needed

@@ -15,7 +15,6 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
 	"github.com/podpilot/podpilot/bench/internal/report"
-	"github.com/podpilot/podpilot/bench/internal/stats"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 	"github.com/podpilot/podpilot/pkg/replay"
@@ -59,13 +58,7 @@ func PredictViaPrometheus(ctx context.Context, work string) (report.Table, []str
 		if err != nil {
 			return t, nil, err
 		}
-		s := c.Summaries(predictStep, nil)
-		r, p, o := s[0], s[1], s[2]
-		t.Rows = append(t.Rows, []string{sc.Name,
-			fmt.Sprintf("%s%% / %s%% (%s×)", stats.Num(100*c.Model.WAPE(), 1), stats.Num(100*c.Naive.WAPE(), 1), stats.Num(c.Model.WAPE()/c.Naive.WAPE(), 2)),
-			fmt.Sprintf("%.0f / %.0f / %.0f", r.PodSecondsShort, p.PodSecondsShort, o.PodSecondsShort), ratio(p.PodSecondsShort, r.PodSecondsShort),
-			fmt.Sprintf("%.1f / %.1f / %.1f", r.ReplicaHours, p.ReplicaHours, o.ReplicaHours),
-			ratio(p.ReplicaHours, r.ReplicaHours), ratio(p.ReplicaHours, o.ReplicaHours)})
+		t.Rows = append(t.Rows, comparisonCells(sc.Name, c))
 	}
 	return t, []string{"Via Prometheus: each trace written as two pods' zdns_vanguard_queries_total counters scraped every 15 s, " +
 		"backfilled with `promtool tsdb create-blocks-from openmetrics`, and read back as zdns_vanguard_qps (rate over 1m) through the default rules."}, nil
