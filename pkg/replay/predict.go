@@ -21,9 +21,9 @@ type Prediction struct {
 	Refresh time.Duration
 }
 
-// DefaultPrediction is the controller's default: the robust seasonal profile refitted every 5 minutes.
+// DefaultPrediction is the controller's default: double-seasonal Holt-Winters refitted every 5 minutes.
 func DefaultPrediction() Prediction {
-	return Prediction{Method: forecast.SeasonalProfile, Refresh: 5 * time.Minute}
+	return Prediction{Method: forecast.HoltWinters, Refresh: 5 * time.Minute}
 }
 
 // leadTime resolves p's lead time for spec.

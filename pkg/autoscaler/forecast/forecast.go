@@ -12,10 +12,12 @@ type Method string
 const (
 	// SeasonalProfile is the robust seasonal decomposition: a daily profile and a weekly adjustment
 	// (medians over the cycles of the history), the level of the last hour and a Theil–Sen trend
-	// of the daily levels. The model podpilot uses (see docs/predictive-scaling.md for why).
+	// of the daily levels.
 	SeasonalProfile Method = "SeasonalProfile"
 	// HoltWinters is additive exponential smoothing with a level, a trend, and a daily and a weekly
-	// season (Taylor's double-seasonal Holt-Winters), its smoothing factors chosen by grid search.
+	// season (Taylor's double-seasonal Holt-Winters) started from the robust decomposition, its
+	// smoothing factors chosen by grid search. The model podpilot uses, chosen by measurement in
+	// replay (see docs/predictive-scaling.md).
 	HoltWinters Method = "HoltWinters"
 	// SeasonalNaive repeats the value of the same time last week (a day, with less than a week and
 	// a horizon of history): the baseline the others are measured against.
@@ -23,7 +25,7 @@ const (
 )
 
 // Methods lists the methods, the default first.
-func Methods() []Method { return []Method{SeasonalProfile, HoltWinters, SeasonalNaive} }
+func Methods() []Method { return []Method{HoltWinters, SeasonalProfile, SeasonalNaive} }
 
 // HeadroomQuantile is the quantile of the recent relative errors Upper covers.
 const HeadroomQuantile = 0.9
