@@ -41,7 +41,7 @@ func TestPredictionAndSchedulesAdmission(t *testing.T) {
 		{"a floor of 0", predictionDoc("i", "  schedules:\n  - {name: business, minReplicas: 0, start: \"0 8 * * *\", duration: 9h}\n"), "spec.schedules[0].minReplicas"},
 		{"two windows with the same name", predictionDoc("j", "  schedules:\n"+
 			"  - {name: business, minReplicas: 4, start: \"0 8 * * *\", duration: 9h}\n"+
-			"  - {name: business, minReplicas: 6, start: \"0 9 * * *\", duration: 1h}\n"), "spec.schedules[1]"},
+			"  - {name: business, minReplicas: 6, start: \"0 9 * * *\", duration: 1h}\n"), "spec.schedules: duplicate entries"},
 	})
 	t.Run("a spec with prediction and schedules is accepted, with mode Off by default", func(t *testing.T) {
 		doc := predictionDoc("full", "  prediction: {historyDays: 28, leadTimeSeconds: 180}\n"+
