@@ -103,9 +103,18 @@ const (
 // WriteComparisonSVG draws c over time: the first metric's load and the model's forecast of it,
 // then the replicas the load needs and the ready pods of the reactive, predictive and oracle runs.
 func WriteComparisonSVG(w io.Writer, c Comparison, requests map[corev1.ResourceName]int64) error {
-	steps := c.Steps[Predictive]
-	if len(steps) == 0 {
+	all := c.Steps[Predictive]
+	if len(all) == 0 {
 		return fmt.Errorf("chart %s: no steps", c.Spec.Name)
+	}
+	index := make(map[time.Time]int, len(all))
+	for i, st := range all {
+		index[st.Time] = i
+	}
+	// One point per about a pixel: a day of 15 s steps would draw 5760 points per line.
+	var steps []Step
+	for i := 0; i < len(all); i += max(1, len(all)/chartWidth) {
+		steps = append(steps, all[i])
 	}
 	var b strings.Builder
 	height := marginTop + 2*panelHeight + panelGap + 40
@@ -114,10 +123,6 @@ func WriteComparisonSVG(w io.Writer, c Comparison, requests map[corev1.ResourceN
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/><text x="%d" y="20" font-size="14">%s: %s, lead time %s, from %s to %s</text>`+"\n",
 		marginLeft, html.EscapeString(c.Spec.Name), c.Method, c.LeadTime, steps[0].Time.UTC().Format(time.RFC3339), steps[len(steps)-1].Time.UTC().Format(time.RFC3339))
 	x := xScale(steps)
-	index := make(map[time.Time]int, len(steps))
-	for i, st := range steps {
-		index[st.Time] = i
-	}
 	lag := int(c.LeadTime / c.step())
 	forecastAt := func(st Step) float64 {
 		if j := index[st.Time] - lag; j >= 0 && j < len(c.Forecasts) {

@@ -1,7 +1,9 @@
 package replay
 
 import (
+	"bytes"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +64,22 @@ func TestCompare(t *testing.T) {
 	}
 	if c.Model.N == 0 || c.Model.WAPE() > 0.05 {
 		t.Errorf("on a noiseless repeated day the forecast's WAPE is %.3f over %d forecasts, want <= 0.05", c.Model.WAPE(), c.Model.N)
+	}
+	var table, chart bytes.Buffer
+	if err := WriteComparisonCSV(&table, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteComparisonSVG(&chart, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	if head, _, _ := strings.Cut(table.String(), "\n"); head != "time,zdns_vanguard_qps_load,needed_replicas,reactive_replicas,reactive_ready,predictive_replicas,predictive_ready,oracle_replicas,oracle_ready,forecast_load" {
+		t.Errorf("comparison table header: %s", head)
+	}
+	if n := strings.Count(table.String(), "\n"); n != len(c.Steps[Predictive])+1 {
+		t.Errorf("comparison table has %d lines for %d steps", n, len(c.Steps[Predictive]))
+	}
+	if !strings.Contains(chart.String(), "oracle (green)") {
+		t.Error("the chart's legend names the oracle")
 	}
 	for i := range c.Steps[Reactive] {
 		if rp, pp := c.Steps[Reactive][i].Replicas, c.Steps[Predictive][i].Replicas; pp < rp && i < 10 {
