@@ -74,6 +74,9 @@ func Compare(spec Spec, tr Trace, history []forecast.Series, m Model, p Predicti
 		return Comparison{}, fmt.Errorf("compare %s: %d histories for %d metrics", spec.Name, len(history), len(spec.Metrics))
 	}
 	lead := p.leadTime(spec, m)
+	if len(tr.Times) > 1 && lead%tr.Times[1].Sub(tr.Times[0]) != 0 {
+		return Comparison{}, fmt.Errorf("compare %s: lead time %s is not a multiple of the step %s", spec.Name, lead, tr.Times[1].Sub(tr.Times[0]))
+	}
 	if lead > forecast.MaxHorizon-p.Refresh {
 		return Comparison{}, fmt.Errorf("compare %s: lead time %s plus refresh %s beyond the forecast horizon %s", spec.Name, lead, p.Refresh, forecast.MaxHorizon)
 	}
