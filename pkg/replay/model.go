@@ -67,6 +67,11 @@ type replayPod struct {
 // The replay starts from the first known actual replica count (minReplicas when none is known),
 // with all those pods ready long since.
 func Simulate(spec Spec, tr Trace, m Model) []Step {
+	return simulate(spec, tr, m, nil)
+}
+
+// simulate is Simulate with a forecaster whose loads enter each step's decision (nil: none).
+func simulate(spec Spec, tr Trace, m Model, fc forecaster) []Step {
 	if len(tr.Times) == 0 {
 		return nil
 	}
@@ -77,6 +82,10 @@ func Simulate(spec Spec, tr Trace, m Model) []Step {
 	for i, now := range tr.Times {
 		in, ready := decisionInput(spec, tr, m, pods, i)
 		in.History = history
+		in.Floor = spec.floor(now)
+		if fc != nil {
+			in.Forecast = fc.forecast(i)
+		}
 		d := decision.Decide(in)
 		current := int32(len(pods))
 		step := Step{Time: now, Actual: tr.Actual[i], Ready: ready, Replicas: current}

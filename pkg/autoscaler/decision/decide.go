@@ -12,6 +12,7 @@ import (
 // metric proposal is normalized. When some metrics fail, it scales only up on the valid ones and
 // never down; when all fail, it keeps the current replicas.
 func Decide(in Input) Decision {
+	in.MinReplicas = effectiveMin(in) // an active schedule floor raises the minimum (proposals.go)
 	current := in.SpecReplicas
 	d := Decision{DesiredReplicas: current, History: normalize.SeedHistory(in.History, current, in.Now)}
 	switch {
@@ -25,7 +26,7 @@ func Decide(in Input) Decision {
 	case current > in.MaxReplicas:
 		return fastPath(d, in.MaxReplicas, "Current number of replicas above Spec.MaxReplicas")
 	case current < in.MinReplicas:
-		return fastPath(d, in.MinReplicas, "Current number of replicas below Spec.MinReplicas")
+		return belowMin(in, d) // the floor of a schedule window, or minReplicas (proposals.go)
 	}
 
 	c := combine(in)
@@ -41,6 +42,7 @@ func Decide(in Input) Decision {
 		return d
 	}
 
+	c = withForecast(in, c) // the forecast's proposal, scale-out only (proposals.go)
 	switch {
 	case c.replicas > current:
 		d.Reason = fmt.Sprintf("%s above target", c.metric)
@@ -55,6 +57,7 @@ func Decide(in Input) Decision {
 	desired := backFromZero(in, n.Replicas)
 	d.DesiredReplicas, d.Rescale, d.Metric, d.History = desired, desired != current, c.metric, n.History
 	d.HoldsAtZero = holdsAtZero(in, desired)
+	d.Explanation = explain(in, c, n, desired)
 	d.Conditions = []Condition{
 		{Type: ScalingActive, Status: true, Reason: ReasonValidMetricFound,
 			Message: "the PodAutoscaler was able to successfully calculate a replica count from " + c.metric},

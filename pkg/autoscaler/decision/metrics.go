@@ -28,6 +28,11 @@ type combined struct {
 	invalid int
 	// firstFailure is the first failed metric's status.
 	firstFailure MetricStatus
+	// forecast is the forecast's proposal, forecastFrom the metric it forecasts, raised whether
+	// it replaced the metrics' proposal (see withForecast).
+	forecast     int32
+	forecastFrom string
+	raised       bool
 }
 
 // err summarizes the failed metrics, wrapping the first failure, as upstream.

@@ -127,6 +127,17 @@ type PodAutoscalerSpec struct {
 	// PodAutoscaler may share its target with another autoscaler.
 	// +optional
 	DryRun bool `json:"dryRun,omitempty"`
+	// Prediction forecasts each metric's load from its Prometheus history and scales out ahead
+	// of it (see prediction_types.go). Off when unset.
+	// +optional
+	Prediction *PredictionSpec `json:"prediction,omitempty"`
+	// Schedules are floors on a calendar: while a window is active, the replicas are at least its
+	// minReplicas (the highest active floor holds).
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	Schedules []ScheduleWindow `json:"schedules,omitempty"`
 }
 
 // ScaleTargetKind is the kind of workload a PodAutoscaler scales. It is
