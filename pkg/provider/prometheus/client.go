@@ -120,14 +120,10 @@ func (c *client) query(ctx context.Context, query string, at time.Time, sink sam
 		if err != nil {
 			return envelope{}, err
 		}
-		var resultType string
-		env, err := c.transport.decode(ctx, resp, func(s *scanner) error {
-			var err error
-			resultType, err = queryData(s, sink)
-			return err
-		})
+		q := &queryReader{sink: sink}
+		env, err := c.transport.decode(ctx, resp, q.data)
 		if err == nil {
-			err = resultError(resultType)
+			err = q.check()
 		}
 		return env, err
 	})
@@ -151,9 +147,7 @@ func (c *client) Series(ctx context.Context, matchers []string, start, end time.
 		if err != nil {
 			return envelope{}, err
 		}
-		return c.transport.decode(ctx, resp, func(s *scanner) error {
-			return s.array(func() error { return shapes.series(s) })
-		})
+		return c.transport.decode(ctx, resp, shapes.data)
 	})
 	if err != nil {
 		return nil, err
