@@ -310,7 +310,7 @@ func parseTime(b []byte) (model.Time, error) {
 	}
 	switch {
 	case neg && ms <= 1<<63:
-		return model.Time(-int64(ms - 1) - 1), nil // -(1<<63) too
+		return model.Time(-int64(ms-1) - 1), nil // -(1<<63) too
 	case ms > math.MaxInt64:
 		return 0, fmt.Errorf("time %s out of range", b)
 	}
