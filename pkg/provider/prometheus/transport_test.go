@@ -85,6 +85,36 @@ func TestExtraHeadersArrive(t *testing.T) {
 	}
 }
 
+func TestHeaderFilesAreReReadOnEveryRequest(t *testing.T) {
+	srv, seen := fakeProm(t, "", nil)
+	secret := writeFile(t, "org", "tenant-a\n")
+	o := optionsFor(srv.URL)
+	o.HeaderFiles = []string{"X-Scope-OrgID=" + secret}
+	c := newTestClient(t, o, nil)
+
+	var got []string
+	for _, content := range []string{"tenant-a\n", "  tenant-b  "} {
+		if err := os.WriteFile(secret, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Query(t.Context(), "up", time.Time{}); err != nil {
+			t.Fatalf("Query() = %v", err)
+		}
+		got = append(got, (<-seen).header.Get("X-Scope-OrgID"))
+	}
+	if diff := cmp.Diff([]string{"tenant-a", "tenant-b"}, got); diff != "" {
+		t.Errorf("X-Scope-OrgID headers (-want +got):\n%s", diff)
+	}
+
+	if err := os.Remove(secret); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Query(t.Context(), "up", time.Time{})
+	if err == nil || !strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "tenant-b") {
+		t.Errorf("Query() with the header file gone = %v, want an error naming the file and not its last value", err)
+	}
+}
+
 func TestTLSWithCAFileAndClientCert(t *testing.T) {
 	pki := newTestPKI(t)
 	seen := make(chan seenRequest, 4)
