@@ -37,9 +37,10 @@ func (f FreshReads) GetExternalMetric(ctx context.Context, namespace string, met
 // externalMetric serves GetExternalMetric, reusing fresh shared answers if reuse is set.
 func (p *Provider) externalMetric(ctx context.Context, namespace string, metricSel labels.Selector, info provider.ExternalMetricInfo, reuse bool) (*external_metrics.ExternalMetricValueList, error) {
 	what := fmt.Sprintf("external metric %s in namespace %q", info.Metric, namespace)
-	entry, ok := p.snap.Load().external[info.Metric]
+	snap := p.snap.Load()
+	entry, ok := snap.external[info.Metric]
 	if !ok {
-		return nil, provider.NewMetricNotFoundError(externalResource(), info.Metric)
+		return nil, statusError(what, snap.unknown(provider.NewMetricNotFoundError(externalResource(), info.Metric)))
 	}
 	q, err := entry.rule.ExternalQuery(rules.ExternalRequest{Series: entry.series, Namespace: namespace, Selector: metricSel})
 	if err != nil {

@@ -40,9 +40,10 @@ func (f FreshReads) LastSample(ctx context.Context, namespace string, info provi
 // external rule's series, matched on namespace (if the rule is namespaced) and metricSel, landed.
 func (f FreshReads) LastExternalSample(ctx context.Context, namespace string, metricSel labels.Selector, info provider.ExternalMetricInfo) (time.Time, error) {
 	what := fmt.Sprintf("last sample of external metric %s in namespace %q", info.Metric, namespace)
-	entry, ok := f.p.snap.Load().external[info.Metric]
+	snap := f.p.snap.Load()
+	entry, ok := snap.external[info.Metric]
 	if !ok {
-		return time.Time{}, provider.NewMetricNotFoundError(externalResource(), info.Metric)
+		return time.Time{}, statusError(what, snap.unknown(provider.NewMetricNotFoundError(externalResource(), info.Metric)))
 	}
 	q, err := entry.rule.ExternalLastSampleQuery(rules.ExternalRequest{Series: entry.series, Namespace: namespace, Selector: metricSel})
 	if err != nil {
