@@ -177,7 +177,10 @@ func readAttempts(ctx context.Context, t *testing.T, ns string, attempts []tenan
 				return false, "", err
 			}
 			value, failure := attemptState(pa)
-			shown[at.name] = value + failure
+			shown[at.name] = value
+			if failure != "" {
+				shown[at.name], _, _ = strings.Cut(failure, ":") // the condition and reason
+			}
 			want := ""
 			switch {
 			case at.name == "namespace-object":
