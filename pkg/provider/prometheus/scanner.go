@@ -194,20 +194,15 @@ func (s *scanner) takeNumber(n int) ([]byte, error) {
 // validNumber reports whether b is a JSON number: an optional minus, an integer part without
 // leading zeros, an optional fraction and an optional exponent, each with at least one digit.
 func validNumber(b []byte) bool {
-	i := 0
+	i, ok := 0, false
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		i = skipDigits(b, i)
-	default:
+	if i, ok = integerPart(b, i); !ok {
 		return false
 	}
 	if i < len(b) && b[i] == '.' {
-		if i = skipDigits(b, i+1); b[i-1] == '.' {
+		if i, ok = someDigits(b, i+1); !ok {
 			return false
 		}
 	}
@@ -216,12 +211,29 @@ func validNumber(b []byte) bool {
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		start := i
-		if i = skipDigits(b, i); i == start {
+		if i, ok = someDigits(b, i); !ok {
 			return false
 		}
 	}
 	return i == len(b)
+}
+
+// integerPart reads a JSON number's integer part at i, 0 or digits not starting with 0, and
+// returns the index after it.
+func integerPart(b []byte, i int) (int, bool) {
+	switch {
+	case i < len(b) && b[i] == '0':
+		return i + 1, true
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		return skipDigits(b, i), true
+	}
+	return i, false
+}
+
+// someDigits reads one or more digits at i and returns the index after them.
+func someDigits(b []byte, i int) (int, bool) {
+	j := skipDigits(b, i)
+	return j, j > i
 }
 
 // skipDigits returns the index of the first byte at or after i that is not a digit.
