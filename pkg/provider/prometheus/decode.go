@@ -269,6 +269,9 @@ func parseTime(b []byte) (model.Time, error) {
 	if !validNumber(b) {
 		return 0, fmt.Errorf("not a time: %q", b)
 	}
+	if ms, ok := plainTime(b); ok {
+		return ms, nil
+	}
 	neg := b[0] == '-'
 	mantissa := b
 	if neg {
@@ -315,6 +318,33 @@ func parseTime(b []byte) (model.Time, error) {
 		return 0, fmt.Errorf("time %s out of range", b)
 	}
 	return model.Time(int64(ms)), nil
+}
+
+// plainTime reads the times Prometheus writes, a valid JSON number without an exponent, with at
+// most 15 integer digits and 3 decimals, without parseTime's general arithmetic.
+func plainTime(b []byte) (model.Time, bool) {
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	intPart, frac, _ := bytes.Cut(b, []byte{'.'})
+	if len(intPart) > 15 || len(frac) > 3 || bytes.IndexAny(frac, "eE") >= 0 || bytes.IndexAny(intPart, "eE") >= 0 {
+		return 0, false
+	}
+	var ms int64
+	for _, d := range intPart {
+		ms = ms*10 + int64(d-'0')
+	}
+	for i := range 3 {
+		ms *= 10
+		if i < len(frac) {
+			ms += int64(frac[i] - '0')
+		}
+	}
+	if neg {
+		ms = -ms
+	}
+	return model.Time(ms), true
 }
 
 // timeExponent reads an exponent's digits, with their sign, clamped to ±maxTimeExponent.

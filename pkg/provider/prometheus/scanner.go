@@ -118,35 +118,41 @@ func (s *scanner) str() ([]byte, error) {
 		return nil, err
 	}
 	special, nonASCII := false, false
-	for i := 0; ; i++ {
-		for s.pos+i >= s.end {
+	for i := 0; ; {
+		buf := s.buf[s.pos:s.end] // i counts from s.pos, which more may move
+		for i < len(buf) && !stringSpecial(buf[i]) {
+			i++
+		}
+		if i >= len(buf) {
 			if !s.more() {
 				return nil, s.fail("unterminated string")
 			}
+			continue
 		}
-		switch c := s.buf[s.pos+i]; {
-		case c == '\\':
-			special = true
-			i++ // skip the escaped byte; a \u's hex digits are plain bytes
-			for s.pos+i >= s.end {
-				if !s.more() {
-					return nil, s.fail("unterminated string")
-				}
-			}
+		switch c := buf[i]; {
 		case c == '"':
-			raw := s.buf[s.pos : s.pos+i]
+			raw := buf[:i]
 			s.pos += i + 1
 			if !special && (!nonASCII || utf8.Valid(raw)) {
 				return raw, nil
 			}
 			return s.unescape(raw)
+		case c == '\\':
+			special = true
+			i += 2 // the escaped byte too; a \u's hex digits are plain bytes
 		case c < 0x20:
 			special = true
-		case c >= utf8.RuneSelf:
+			i++
+		default:
 			nonASCII = true
+			i++
 		}
 	}
 }
+
+// stringSpecial reports whether a string byte needs a look: its end, an escape, a control
+// character or a byte of a multi-byte character.
+func stringSpecial(c byte) bool { return c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf }
 
 // unescape decodes a string with escapes (rare in label values) or other special bytes through
 // encoding/json.
