@@ -283,8 +283,22 @@ func parseTime(b []byte) (model.Time, error) {
 		mantissa = mantissa[:e]
 	}
 	intPart, frac, _ := bytes.Cut(mantissa, []byte{'.'})
-	// The time is the digits of intPart and frac, times 10^(exp - len(frac)): in milliseconds
-	// the decimal point lies point digits after the first significant digit.
+	ms, ok := milliseconds(intPart, frac, exp)
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("time %s out of range", b)
+	case neg && ms <= 1<<63:
+		return model.Time(-int64(ms-1) - 1), nil // -(1<<63) too
+	case ms > math.MaxInt64:
+		return 0, fmt.Errorf("time %s out of range", b)
+	}
+	return model.Time(int64(ms)), nil
+}
+
+// milliseconds returns the digits of intPart and frac times 10^(exp - len(frac) + 3), truncated
+// toward zero: seconds written with an exponent, in milliseconds. It is false when that has more
+// digits than a uint64 holds safely (19).
+func milliseconds(intPart, frac []byte, exp int) (uint64, bool) {
 	n := len(intPart) + len(frac)
 	digit := func(i int) byte {
 		if i < len(intPart) {
@@ -296,12 +310,13 @@ func parseTime(b []byte) (model.Time, error) {
 	for lead < n && digit(lead) == '0' {
 		lead++
 	}
+	// The integer part of the milliseconds has point digits from the first significant one.
 	point := n - lead + exp - len(frac) + 3
 	if lead == n || point <= 0 {
-		return 0, nil
+		return 0, true
 	}
 	if point > 19 {
-		return 0, fmt.Errorf("time %s out of range", b)
+		return 0, false
 	}
 	var ms uint64
 	for i := range point {
@@ -309,15 +324,9 @@ func parseTime(b []byte) (model.Time, error) {
 		if lead+i < n {
 			d = uint64(digit(lead+i) - '0')
 		}
-		ms = ms*10 + d // at most 19 digits: fits a uint64
+		ms = ms*10 + d
 	}
-	switch {
-	case neg && ms <= 1<<63:
-		return model.Time(-int64(ms-1) - 1), nil // -(1<<63) too
-	case ms > math.MaxInt64:
-		return 0, fmt.Errorf("time %s out of range", b)
-	}
-	return model.Time(int64(ms)), nil
+	return ms, true
 }
 
 // plainTime reads the times Prometheus writes, a valid JSON number without an exponent, with at
@@ -327,8 +336,11 @@ func plainTime(b []byte) (model.Time, bool) {
 	if neg {
 		b = b[1:]
 	}
+	if bytes.ContainsAny(b, "eE") {
+		return 0, false
+	}
 	intPart, frac, _ := bytes.Cut(b, []byte{'.'})
-	if len(intPart) > 15 || len(frac) > 3 || bytes.IndexAny(frac, "eE") >= 0 || bytes.IndexAny(intPart, "eE") >= 0 {
+	if len(intPart) > 15 || len(frac) > 3 {
 		return 0, false
 	}
 	var ms int64
