@@ -51,9 +51,10 @@ test-faults: tools build ## Run the fault suite, long faults included (-tags fau
 	go test -count=1 -timeout $(E2E_TIMEOUT) -tags faults -v -run '^TestFault' $(E2E_FLAGS) ./test/e2e/
 
 .PHONY: fuzz
-fuzz: ## Fuzz the selector → PromQL path and the rule loader, FUZZ_EXECS executions each (not in CI).
+fuzz: ## Fuzz the selector → PromQL path, the rule loader and the Prometheus answer decoder, FUZZ_EXECS executions each (not in CI).
 	go test -run '^$$' -fuzz '^FuzzSelectorToPromQL$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/provider/rules/
 	go test -run '^$$' -fuzz '^FuzzLoadRules$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/provider/rules/
+	go test -run '^$$' -fuzz '^FuzzDecodeAnswer$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/provider/prometheus/
 
 .PHONY: demo
 demo: tools build ## Run the demo on a local control plane.

@@ -33,9 +33,10 @@ func (p *Provider) resolveCustom(info provider.CustomMetricInfo) (customTarget, 
 		return customTarget{}, notFound
 	}
 	info.GroupResource = gvr.GroupResource()
-	entry, ok := p.snap.Load().custom[info]
+	snap := p.snap.Load()
+	entry, ok := snap.custom[info]
 	if !ok {
-		return customTarget{}, notFound
+		return customTarget{}, snap.unknown(notFound) // a 503 while discovery is incomplete
 	}
 	gvk, err := p.mapper.KindFor(gvr)
 	if err != nil {

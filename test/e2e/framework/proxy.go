@@ -36,6 +36,10 @@ type Fault struct {
 	// Shift moves the timestamp of every sample of instant-query answers,
 	// e.g. ten years into the future or the past.
 	Shift time.Duration
+	// Warnings, if set, are added to every instant-query answer, which still
+	// answers 200: what Thanos Querier sends when a store is lost and partial
+	// responses are on.
+	Warnings []string
 }
 
 // String names the fault for logs.
@@ -55,6 +59,9 @@ func (f Fault) String() string {
 	}
 	if f.Shift != 0 {
 		parts = append(parts, "timestamps shifted "+f.Shift.String())
+	}
+	if len(f.Warnings) > 0 {
+		parts = append(parts, fmt.Sprintf("warnings %q", f.Warnings))
 	}
 	if len(parts) == 0 {
 		return "none"
@@ -198,7 +205,7 @@ func (p *PrometheusProxy) serve(w http.ResponseWriter, r *http.Request) {
 // arrives to instant-query answers.
 func (p *PrometheusProxy) modify(resp *http.Response) error {
 	f, _ := p.current()
-	if !isInstantQuery(resp.Request.URL.Path) || (!f.Truncate && f.Value == "" && f.Shift == 0) {
+	if !isInstantQuery(resp.Request.URL.Path) || (!f.Truncate && f.Value == "" && f.Shift == 0 && len(f.Warnings) == 0) {
 		return nil
 	}
 	body, err := io.ReadAll(resp.Body)
@@ -208,6 +215,9 @@ func (p *PrometheusProxy) modify(resp *http.Response) error {
 	}
 	if f.Value != "" || f.Shift != 0 {
 		body = rewriteSamples(body, f)
+	}
+	if len(f.Warnings) > 0 {
+		body = addWarnings(body, f.Warnings)
 	}
 	if f.Truncate {
 		body = body[:len(body)/2]
@@ -261,6 +271,25 @@ func rewriteSamples(body []byte, f Fault) []byte {
 		return body
 	}
 	b, err := json.Marshal(map[string]any{"status": "success", "data": map[string]any{"resultType": a.Data.ResultType, "result": out}})
+	if err != nil {
+		return body
+	}
+	return b
+}
+
+// addWarnings adds warnings to an answer; an answer that is not a JSON object
+// comes back unchanged.
+func addWarnings(body []byte, warnings []string) []byte {
+	var a map[string]json.RawMessage
+	if json.Unmarshal(body, &a) != nil {
+		return body
+	}
+	w, err := json.Marshal(warnings)
+	if err != nil {
+		return body
+	}
+	a["warnings"] = w
+	b, err := json.Marshal(a)
 	if err != nil {
 		return body
 	}
