@@ -12,13 +12,15 @@
 #   IMAGE_REGISTRY  repository prefix (default localhost/podpilot)
 #   IMAGE_TAG       tag (default dev; make passes its version)
 #   VERSION         the version label (default IMAGE_TAG)
+#   IMAGE_OUT       where the tarballs go (default _output/images)
+#   PODPILOT_BINARY the podpilot binary to pack (default bin/podpilot)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 IMAGE_REGISTRY=${IMAGE_REGISTRY:-localhost/podpilot}
 IMAGE_TAG=${IMAGE_TAG:-dev}
 VERSION=${VERSION:-$IMAGE_TAG}
-OUT=$PODPILOT_ROOT/_output/images
+OUT=${IMAGE_OUT:-$PODPILOT_ROOT/_output/images}
 CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt
 
 # The images: NAME PACKAGE CA (whether it carries the CA certificates).
@@ -45,7 +47,7 @@ builder() {
 build_one() {
   local name=$1 pkg=$2 ca=$3 bin
   if [[ $name == podpilot ]]; then
-    bin=$PODPILOT_ROOT/bin/podpilot
+    bin=${PODPILOT_BINARY:-$PODPILOT_ROOT/bin/podpilot}
     [[ -x $bin ]] || die "$bin is missing: run 'make build' first (make image does)"
   else
     bin=$PODPILOT_ROOT/_output/bin/$name
