@@ -182,7 +182,7 @@ type availability struct {
 	done chan struct{}
 	// guarded by done: written by the watcher only
 	down, longest time.Duration
-	checks       int
+	checks        int
 }
 
 func watchAPIServices(ctx context.Context) *availability {
