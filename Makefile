@@ -86,6 +86,11 @@ bench: tools build ## Benchmark on a local control plane; writes bench/results/<
 	go build -o _output/bin/bench ./bench/cmd/bench
 	_output/bin/bench $(BENCH_FLAGS)
 
+.PHONY: bench-node
+bench-node: node-tools images ## Benchmark podpilot installed by its chart on the real node (image size, pod memory and cpu, cpu Utilization against cAdvisor and metrics-server, load step against the stock HPA); writes bench/results/node-<date>-<sha>.md.
+	go build -o _output/bin/nodebench ./bench/cmd/nodebench
+	_output/bin/nodebench --tag $(IMAGE_TAG) $(BENCH_FLAGS)
+
 .PHONY: bench-adapter
 bench-adapter: tools build ## make bench with prometheus-adapter v0.12.0 (built from its module, pinned in hack/tools) as the extra baseline, and in scenario e also that adapter built on podpilot's library versions.
 	go build -o _output/bin/bench ./bench/cmd/bench
