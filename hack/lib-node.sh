@@ -152,7 +152,7 @@ start_containerd() {
   # The sandbox image, built offline like podpilot's own (hack/build-image.sh).
   local pause=$PODPILOT_ROOT/_output/images/pause.tar
   [[ -f $pause ]] || "$PODPILOT_ROOT/hack/build-image.sh" pause
-  ctr -a "$CONTAINERD_SOCK" -n k8s.io images import --no-unpack "$pause" >/dev/null
+  ctr -a "$CONTAINERD_SOCK" -n k8s.io images import "$pause" >/dev/null
   log "imported the pause image into containerd"
 }
 
@@ -196,7 +196,22 @@ maxPods: 110
 EOF
 }
 
+# node_cgroups creates the kubelet's cgroup root in every v1 hierarchy (the
+# kubelet requires it to exist), with the root's cpus and memory nodes.
+node_cgroups() {
+  local c
+  for c in /sys/fs/cgroup/*; do
+    mountpoint -q "$c" || continue
+    mkdir -p "$c$CGROUP_ROOT"
+    if [[ -f $c/cpuset.cpus ]]; then
+      cat "$c/cpuset.cpus" >"$c$CGROUP_ROOT/cpuset.cpus"
+      cat "$c/cpuset.mems" >"$c$CGROUP_ROOT/cpuset.mems"
+    fi
+  done
+}
+
 start_kubelet() {
+  node_cgroups
   kubelet_config
   start kubelet "$KUBELET" --config "$STATE/node/kubelet.yaml" --kubeconfig "$STATE/kubelet.kubeconfig" \
     --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --root-dir "$STATE/kubelet" \
