@@ -122,6 +122,7 @@ oom_score = 0
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+        Root = "$c/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "$CNI_BIN_DIR"
     conf_dir = "$STATE/cni/net.d"
@@ -214,7 +215,7 @@ start_kubelet() {
   node_cgroups
   kubelet_config
   start kubelet "$KUBELET" --config "$STATE/node/kubelet.yaml" --kubeconfig "$STATE/kubelet.kubeconfig" \
-    --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --root-dir "$STATE/kubelet" \
+    --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --root-dir "$STATE/kubelet" --cert-dir "$STATE/kubelet/pki" \
     --containerd "$CONTAINERD_SOCK" --v 1
   wait_for kubelet node_is_ready
   # No node-lifecycle controller runs (see local-up.sh), so nothing lifts
@@ -429,6 +430,10 @@ node_cleanup_host() {
       done
     done
   done
+  # The kubelet links every container log into /var/log/containers; libcni
+  # caches results under /var/lib/cni/results by network name.
+  find /var/log/containers -maxdepth 1 -lname "$STATE/*" -delete 2>/dev/null || true
+  rm -f /var/lib/cni/results/"podpilot-$NODE_ID"-* 2>/dev/null || true
   ip route del "$SERVICE_CIDR" dev "$BRIDGE" 2>/dev/null || true
   ip link del "$BRIDGE" 2>/dev/null || true
   for c in /sys/fs/cgroup/*; do
