@@ -341,7 +341,9 @@ prometheus_node_jobs() {
   - {source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_path], action: replace, regex: (.+), target_label: __metrics_path__}
   - {source_labels: [__meta_kubernetes_namespace], target_label: namespace}
   - {source_labels: [__meta_kubernetes_pod_name], target_label: pod}
+# Every 5s: the endpoint is large, and the kubelet computes it per scrape.
 - job_name: kubernetes-cadvisor
+  scrape_interval: 5s
   scheme: https
   metrics_path: /metrics/cadvisor
   tls_config: {ca_file: $p/ca.crt, cert_file: $p/prometheus.crt, key_file: $p/prometheus.key}
