@@ -2,9 +2,9 @@
 # Builds etcd, kube-apiserver, kube-controller-manager, kwok and helm from the
 # modules pinned in hack/tools into a per-user cache (see hack/lib.sh), and
 # skips every binary that is already there. `build-tools.sh node` builds the
-# real node's kube-scheduler, kubelet and kube-proxy (same module) and
-# metrics-server (hack/tools/metrics-server): ~4 minutes cold after the
-# control plane. `build-tools.sh lint` builds only
+# real node's kube-scheduler, kubelet and kube-proxy (same module),
+# metrics-server (hack/tools/metrics-server) and Prometheus with its
+# Kubernetes service discovery (hack/tools/prometheus). `build-tools.sh lint` builds only
 # the linters (golangci-lint, logcheck); `build-tools.sh prometheus-adapter`
 # only prometheus-adapter, the bench's optional baseline (~20 min cold), and
 # prints its path; `build-tools.sh prometheus-adapter-current` the same
@@ -72,6 +72,10 @@ node() {
   build "$KUBE_PROXY" "$PODPILOT_ROOT/hack/tools" k8s.io/kubernetes/cmd/kube-proxy "$(kubever)"
   build "$METRICS_SERVER" "$PODPILOT_ROOT/hack/tools/metrics-server" sigs.k8s.io/metrics-server/cmd/metrics-server \
     "-X k8s.io/client-go/pkg/version.gitVersion=$METRICS_SERVER_VERSION"
+  # v0.42.0 is Prometheus 2.42.0.
+  local promver=${PROMETHEUS_NODE_VERSION#v0.}
+  build "$PROMETHEUS_NODE" "$PODPILOT_ROOT/hack/tools/prometheus" github.com/prometheus/prometheus/cmd/prometheus \
+    "-X github.com/prometheus/common/version.Version=2.${promver}"
 }
 
 main() {

@@ -58,7 +58,7 @@ node_check() {
   for b in bridge host-local loopback; do
     [[ -x $CNI_BIN_DIR/$b ]] || die "$CNI_BIN_DIR/$b not found: run 'make node-tools'"
   done
-  for b in "$KUBELET" "$KUBE_PROXY" "$KUBE_SCHEDULER"; do
+  for b in "$KUBELET" "$KUBE_PROXY" "$KUBE_SCHEDULER" "$PROMETHEUS_NODE"; do
     [[ -x $b ]] || die "$b is missing: run 'make node-tools'"
   done
   [[ -d /sys/fs/cgroup/cpu && -d /sys/fs/cgroup/memory ]] || die "the real node expects cgroup v1 hierarchies under /sys/fs/cgroup (see docs/local-cluster.md)"

@@ -229,7 +229,10 @@ scrape_configs:
   - files: ['$STATE/prometheus/targets/*.json']
     refresh_interval: 1s
 EOF
-  if [[ $PODPILOT_NODE == real ]]; then prometheus_node_jobs >>"$STATE/prometheus/prometheus.yml"; fi
+  if [[ $PODPILOT_NODE == real ]]; then
+    prometheus_node_jobs >>"$STATE/prometheus/prometheus.yml"
+    PROMETHEUS=$PROMETHEUS_NODE
+  fi
   start prometheus "$PROMETHEUS" --config.file "$STATE/prometheus/prometheus.yml" \
     --storage.tsdb.path "$STATE/prometheus/data" --web.listen-address "$HOST:$PROMETHEUS_PORT" \
     --web.enable-lifecycle --log.level warn
