@@ -3,11 +3,9 @@ package node
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -111,11 +109,6 @@ func imageTarball(name string) string {
 	return filepath.Join(framework.RepoRoot(), "_output", "images", name+".tar")
 }
 
-// podpilotImage is the reference the podpilot image of this run has.
-func podpilotImage(tag string) (repository, fullTag string) {
-	return "localhost/podpilot/podpilot", tag
-}
-
 // checkGuards makes the test fail, when it ends, if the guards dropped a
 // packet: something tried to leave the machine.
 func checkGuards(t *testing.T) {
@@ -134,13 +127,4 @@ func checkGuards(t *testing.T) {
 			t.Errorf("the guards dropped %d packets during the test: something tried to leave the machine", after-before)
 		}
 	})
-}
-
-// prometheusServiceHost is the host part of the Service URL pods use.
-func prometheusServiceHost() string {
-	u, err := url.Parse(cluster.Node.PrometheusServiceURL)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSuffix(u.Host, ":9090")
 }
