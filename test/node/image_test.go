@@ -70,8 +70,11 @@ func readSavedImage(p string) (*savedImage, error) {
 		RepoTags []string `json:"RepoTags"`
 		Layers   []string `json:"Layers"`
 	}
-	if err := json.Unmarshal(entries["manifest.json"], &manifest); err != nil || len(manifest) != 1 {
-		return nil, fmt.Errorf("image %s: want manifest.json with one image (err %v)", p, err)
+	if err := json.Unmarshal(entries["manifest.json"], &manifest); err != nil {
+		return nil, fmt.Errorf("image %s: manifest.json: %w", p, err)
+	}
+	if len(manifest) != 1 {
+		return nil, fmt.Errorf("image %s: manifest.json lists %d images, want 1", p, len(manifest))
 	}
 	img := &savedImage{tags: manifest[0].RepoTags, files: map[string][]byte{}, modes: map[string]string{}}
 	if err := json.Unmarshal(entries[manifest[0].Config], &img.config); err != nil {

@@ -70,7 +70,7 @@ func (c *Cluster) InstallChart(ctx context.Context, in ChartInstall) error {
 	if err != nil {
 		return fmt.Errorf("chart values: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	file := filepath.Join(dir, "values.yaml")
 	if err := os.WriteFile(file, values, 0o600); err != nil {
 		return fmt.Errorf("chart values: %w", err)
