@@ -137,7 +137,8 @@ EOF
   "name": "podpilot-$NODE_ID",
   "plugins": [
     {
-      "type": "bridge", "bridge": "$BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+      "type": "bridge", "bridge": "$BRIDGE", "isGateway": true, "isDefaultGateway": true,
+      "ipMasq": false, "hairpinMode": true,
       "ipam": {"type": "host-local", "dataDir": "$STATE/cni/ipam",
                "ranges": [[{"subnet": "$POD_CIDR", "gateway": "$NODE_IP"}]]}
     }
