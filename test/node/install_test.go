@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,10 +45,16 @@ func helmInstall(ctx context.Context, t *testing.T, tag string) {
 	t.Logf("helm upgrade --install with image tag %s: done in %s", tag, time.Since(start).Round(100*time.Millisecond))
 }
 
-// uninstallPodpilot removes the release (and so the CRD and the PodAutoscalers).
+// uninstallPodpilot removes the release, if any (and so the CRD and the
+// PodAutoscalers).
 func uninstallPodpilot(ctx context.Context, t *testing.T) {
 	t.Helper()
-	if installed == "" {
+	out, err := cluster.Helm(ctx, "list", "--namespace", podpilotNS, "--all", "--short")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), framework.PodpilotRelease) {
+		installed = ""
 		return
 	}
 	if _, err := cluster.Helm(ctx, "uninstall", framework.PodpilotRelease, "--namespace", podpilotNS, "--wait", "--timeout", "2m"); err != nil {

@@ -145,7 +145,12 @@ func TestResourceMetricsAgreeWithMetricsServer(t *testing.T) {
 // podpilot's pods and the node, from podpilot's metrics.k8s.io.
 func checkKubectlTop(ctx context.Context, t *testing.T) {
 	t.Helper()
+	// kubectl top pods: NAME CPU MEMORY; kubectl top nodes: NAME CPU CPU% MEMORY MEMORY%.
 	for _, args := range [][]string{{"top", "pods", "-n", podpilotNS, "--no-headers"}, {"top", "nodes", "--no-headers"}} {
+		memCol := 2
+		if args[1] == "nodes" {
+			memCol = 3
+		}
 		out, err := cluster.Kubectl(ctx, args...)
 		if err != nil {
 			t.Fatal(err)
@@ -153,12 +158,12 @@ func checkKubectlTop(ctx context.Context, t *testing.T) {
 		t.Logf("kubectl %s:\n%s", strings.Join(args, " "), out)
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 			f := strings.Fields(line)
-			if len(f) < 3 {
+			if len(f) <= memCol {
 				t.Errorf("kubectl %s: unexpected line %q", strings.Join(args, " "), line)
 				continue
 			}
 			cpu, errC := resource.ParseQuantity(f[1])
-			mem, errM := resource.ParseQuantity(f[2])
+			mem, errM := resource.ParseQuantity(f[memCol])
 			if errC != nil || errM != nil || mem.IsZero() || (args[1] == "nodes" && cpu.IsZero()) {
 				t.Errorf("kubectl %s: %q shows no real cpu and memory", strings.Join(args, " "), line)
 			}

@@ -56,7 +56,7 @@ func (c *Cluster) StartMetricsServer(ctx context.Context, resolution time.Durati
 		"--authentication-kubeconfig="+c.Kubeconfig, "--authorization-kubeconfig="+c.Kubeconfig,
 		"--kubelet-preferred-address-types=InternalIP", "--kubelet-use-node-status-port",
 		"--kubelet-certificate-authority="+filepath.Join(c.StateDir, "pki", "ca.crt"),
-		"--metric-resolution="+resolution.String(), "--v=1")
+		"--metric-resolution="+resolution.String(), "--kubelet-request-timeout="+(resolution/2).String(), "--v=1")
 	m.cmd.Stdout, m.cmd.Stderr = logf, logf
 	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := m.cmd.Start(); err != nil {
