@@ -439,7 +439,7 @@ node_cleanup_host() {
   rm -f /var/lib/cni/results/"podpilot-$NODE_ID"-* 2>/dev/null || true
   # The shims' sockets live in /run/containerd/s whatever the state dir; the
   # directories go if nothing else uses them.
-  rmdir /run/containerd/s /run/containerd 2>/dev/null || true
+  rmdir /run/containerd/s /run/containerd /var/lib/cni/results /var/lib/cni /var/log/containers 2>/dev/null || true
   ip route del "$SERVICE_CIDR" dev "$BRIDGE" 2>/dev/null || true
   ip link del "$BRIDGE" 2>/dev/null || true
   for c in /sys/fs/cgroup/*; do

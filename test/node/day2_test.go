@@ -53,13 +53,13 @@ func checkTiming(t *testing.T, ok bool, format string, args ...any) {
 func TestLeaderPodDeletedMidWindow(t *testing.T) {
 	checkGuards(t)
 	ctx := t.Context()
-	const window = 60 * time.Second
+	const window = 40 * time.Second
 	s := newScaled(ctx, t, 1, 400, window, 4)
 	rec := s.record(ctx)
 	s.load.Set(100) // recommends 1 from now on; the window holds 4 until dropped+window
 	dropped := time.Now()
-	framework.WaitFor(ctx, t, window, "20s into the window", func(context.Context) (bool, string, error) {
-		return time.Since(dropped) >= 20*time.Second, "", nil
+	framework.WaitFor(ctx, t, window, "15s into the window", func(context.Context) (bool, string, error) {
+		return time.Since(dropped) >= 15*time.Second, "", nil
 	})
 	leader, err := leaseHolder(ctx)
 	if err != nil || leader == "" {
@@ -86,8 +86,8 @@ func TestLeaderPodDeletedMidWindow(t *testing.T) {
 	})
 	cluster.WaitReplicas(ctx, t, window+time.Minute, "Deployment", s.ns, s.name, 1)
 	// Watch a while longer for a second scale.
-	framework.WaitFor(ctx, t, time.Minute, "15s after the scale-down", func(context.Context) (bool, string, error) {
-		return time.Since(dropped) >= window+45*time.Second, "", nil
+	framework.WaitFor(ctx, t, time.Minute, "20s after the window", func(context.Context) (bool, string, error) {
+		return time.Since(dropped) >= window+20*time.Second, "", nil
 	})
 	changes := rec.Stop()
 	reportNode(t, "leader-deleted", "leader %s deleted %.1fs into a %s window; Lease taken over in %.1fs; replicas: %s",
@@ -223,8 +223,8 @@ func TestSlowPrometheusNoRestartNoScaleDown(t *testing.T) {
 	proxy.Set(framework.Fault{})
 	// The kubelet restarts after failureThreshold × periodSeconds; give a
 	// late restart and a late scale-down time to show.
-	framework.WaitFor(ctx, t, time.Minute, "30s after the fault", func(context.Context) (bool, string, error) {
-		return time.Since(start) >= 90*time.Second, "", nil
+	framework.WaitFor(ctx, t, time.Minute, "20s after the fault", func(context.Context) (bool, string, error) {
+		return time.Since(start) >= 80*time.Second, "", nil
 	})
 	changes := rec.Stop()
 	after, err := restarts(ctx)
