@@ -317,7 +317,7 @@ main() {
   log "local cluster ready in $((SECONDS - begin))s"
   cat >&2 <<EOF
 
-  source $STATE/env          # sets KUBECONFIG, PROMETHEUS_URL, KWOK_NODE, ...
+  source $STATE/env          # sets KUBECONFIG, PROMETHEUS_URL, KWOK_NODE or NODE_NAME, ...
   kubectl get nodes
   hack/local-down.sh $STATE  # stops it
 
