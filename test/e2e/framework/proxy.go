@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -95,13 +96,29 @@ type loggedQuery struct {
 // maxLoggedQueries bounds the proxy's query log.
 const maxLoggedQueries = 1 << 20
 
-// StartPrometheusProxy starts a proxy relaying to the cluster's Prometheus
-// without faults, closed when the test ends.
+// StartPrometheusProxy starts a proxy on 127.0.0.1 relaying to the
+// cluster's Prometheus without faults, closed when the test ends.
 func (c *Cluster) StartPrometheusProxy(t testing.TB) *PrometheusProxy {
 	t.Helper()
-	target, err := url.Parse(c.PrometheusURL)
+	p, err := NewPrometheusProxy(c.PrometheusURL, "127.0.0.1")
 	if err != nil {
-		t.Fatalf("parse Prometheus URL %q: %v", c.PrometheusURL, err)
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// NewPrometheusProxy starts a proxy listening on host (a free port) and
+// relaying to prometheusURL without faults; the caller closes it. A real
+// node's pods reach it when host is the node's address.
+func NewPrometheusProxy(prometheusURL, host string) (*PrometheusProxy, error) {
+	target, err := url.Parse(prometheusURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse Prometheus URL %q: %w", prometheusURL, err)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", host, err)
 	}
 	p := &PrometheusProxy{changed: make(chan struct{})}
 	p.relay = &httputil.ReverseProxy{
@@ -113,11 +130,16 @@ func (c *Cluster) StartPrometheusProxy(t testing.TB) *PrometheusProxy {
 		},
 		ModifyResponse: p.modify,
 	}
-	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
+	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(p.serve))
+	_ = p.srv.Listener.Close()
+	p.srv.Listener = l
+	p.srv.Start()
 	p.URL = p.srv.URL
-	t.Cleanup(p.Close)
-	return p
+	return p, nil
 }
+
+// Port is the port the proxy listens on.
+func (p *PrometheusProxy) Port() int { return p.srv.Listener.Addr().(*net.TCPAddr).Port }
 
 // Set changes the fault for every request from now on; Set(Fault{}) lifts it.
 func (p *PrometheusProxy) Set(f Fault) {
