@@ -38,8 +38,8 @@ func (c *Controller) externalMetric(ctx context.Context, namespace string, m pod
 // containerResourceMetric reads a resource metric of one container of namespace's pods.
 func (c *Controller) containerResourceMetric(ctx context.Context, namespace string, m podpilotv1alpha1.ContainerResourceMetricSpec) (decision.Metric, error) {
 	dm := decision.Metric{Kind: decision.ContainerResourceMetric, Name: string(m.ResourceName), Target: specconv.ContainerResourceTarget(m)}
-	cs, err := c.fetcher.ContainerResourceMetric(ctx, namespace, m.ResourceName, m.Container)
-	dm.Samples, dm.NoContainer = cs.Samples, cs.NoContainer
+	var err error
+	dm.Samples, err = c.fetcher.ContainerResourceMetric(ctx, namespace, m.ResourceName, m.Container)
 	return dm, err
 }
 
