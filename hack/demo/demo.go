@@ -64,6 +64,9 @@ type demo struct {
 	profileStart time.Time
 	// rescaleReasons are the PodAutoscaler's SuccessfulRescale events.
 	rescaleReasons []string
+	// podpilotPeak is the most one of podpilot's pods used during the
+	// profile (real node).
+	podpilotPeak footprint
 	// guardPackets is what the real node's guards dropped by the end.
 	guardPackets int64
 }

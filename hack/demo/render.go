@@ -133,6 +133,7 @@ func (d *demo) printSummary(took time.Duration, verdict error) {
 		}
 	}
 	if d.real() {
+		fmt.Fprintf(d.out, "  podpilot:     %s during the profile (2 pods; metrics.k8s.io)\n", d.podpilotPeak)
 		fmt.Fprintf(d.out, "  guards:       %d packets would have left the machine\n", d.guardPackets)
 	}
 	if verdict != nil {

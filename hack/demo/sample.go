@@ -96,6 +96,7 @@ func (d *demo) takeSample(ctx context.Context, at time.Duration, phase string, o
 	s.desired = pa.Status.DesiredReplicas
 	s.condition = limitingCondition(pa)
 	readResources(&s, pa)
+	d.readFootprint(ctx)
 	return s, nil
 }
 

@@ -5,11 +5,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	"k8s.io/utils/ptr"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
@@ -123,5 +125,28 @@ func TestReadRescalesListsTheAutoscalersRescalesOldestFirst(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("readRescales() (-want +got):\n%s", diff)
+	}
+}
+
+func TestPodFootprintsIsTheBusiestPodsCPUAndTheLargestPodsMemory(t *testing.T) {
+	pod := func(containers ...[2]string) metricsv1beta1.PodMetrics {
+		var p metricsv1beta1.PodMetrics
+		for _, c := range containers {
+			p.Containers = append(p.Containers, metricsv1beta1.ContainerMetrics{Usage: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse(c[0]), corev1.ResourceMemory: resource.MustParse(c[1])}})
+		}
+		return p
+	}
+	list := metricsv1beta1.PodMetricsList{Items: []metricsv1beta1.PodMetrics{
+		pod([2]string{"30m", "40Mi"}, [2]string{"12m", "8Mi"}), // a pod's containers add up: 42m, 48Mi
+		pod([2]string{"5m", "50Mi"}),
+	}}
+	got := podFootprints(list)
+	want := footprint{cpuCores: 0.042, memoryBytes: 50 << 20}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(footprint{}), cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("podFootprints() (-want +got):\n%s", diff)
+	}
+	if s := got.String(); s != "at most 42m cpu and 50 MiB per pod" {
+		t.Errorf("String() = %q", s)
 	}
 }
