@@ -67,8 +67,8 @@ test-node: node-tools images ## Run the real-node tier (test/node): podpilot ins
 	go test -count=1 -timeout $(NODE_TIMEOUT) -v $(NODE_FLAGS) ./test/node/
 
 .PHONY: test-faults
-test-faults: tools build ## Run the fault suite, long faults included (-tags faults), on a local control plane.
-	go test -count=1 -timeout $(E2E_TIMEOUT) -tags faults -v -run '^TestFault' $(E2E_FLAGS) ./test/e2e/
+test-faults: tools build ## Run the fault suite, long faults included (-tags faults), on a local control plane, and the controller's timed faults.
+	go test -count=1 -timeout $(E2E_TIMEOUT) -tags faults -v -run '^TestFault' $(E2E_FLAGS) ./test/e2e/ ./pkg/autoscaler/controller/
 
 .PHONY: fuzz
 fuzz: ## Fuzz the selector → PromQL path, the rule loader and the Prometheus answer decoder, FUZZ_EXECS executions each (not in CI).
@@ -114,7 +114,7 @@ generate: ## Regenerate deepcopy, the clientset/listers/informers and the CRD fr
 verify: ## Check formatting, vet, generated code, go.mod, import rules and lint (golangci-lint, logcheck).
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
-	go vet -tags faults ./test/e2e/
+	go vet -tags faults ./test/e2e/ ./pkg/autoscaler/controller/
 	hack/verify-codegen.sh
 	hack/verify-gomod.sh
 	hack/verify-imports.sh

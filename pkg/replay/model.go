@@ -30,9 +30,11 @@ type Trace struct {
 
 // Model holds the settings of the load model and of the algorithm.
 type Model struct {
-	// Config is the algorithm's flag-configured settings (tolerance, downscale stabilization,
-	// round interval).
+	// Config is the algorithm's flag-configured settings (tolerance, downscale stabilization).
 	Config decision.Config
+	// SyncPeriod is the modelled --autoscaler-sync-period: with ReadyDelay, the lead time a
+	// forecast observes when spec.prediction names none.
+	SyncPeriod time.Duration
 	// ReadyDelay is how long a replayed pod takes from creation to ready.
 	ReadyDelay time.Duration
 	// Requests are each pod's resource requests in milli-units, for Utilization targets.

@@ -47,8 +47,8 @@ func trace(actual, load []float64) Trace {
 
 func testModel(readyDelay, downscale time.Duration) Model {
 	cfg := decision.DefaultConfig()
-	cfg.DownscaleStabilizationWindow, cfg.RoundInterval = downscale, step
-	return Model{Config: cfg, ReadyDelay: readyDelay}
+	cfg.DownscaleStabilizationWindow = downscale
+	return Model{Config: cfg, SyncPeriod: step, ReadyDelay: readyDelay}
 }
 
 // replicasOf returns the replayed replicas and ready pods of each step.

@@ -191,8 +191,8 @@ func (o *Options) ruleSet() (*rules.RuleSet, error) {
 func (o *Options) model(requests map[corev1.ResourceName]int64) Model {
 	cfg := decision.DefaultConfig()
 	cfg.Replicas.Tolerances = replicas.Tolerances{ScaleDown: o.Tolerance, ScaleUp: o.Tolerance}
-	cfg.DownscaleStabilizationWindow, cfg.RoundInterval = o.DownscaleStabilization, o.Step
-	return Model{Config: cfg, ReadyDelay: o.ReadyDelay, Requests: requests}
+	cfg.DownscaleStabilizationWindow = o.DownscaleStabilization
+	return Model{Config: cfg, SyncPeriod: o.Step, ReadyDelay: o.ReadyDelay, Requests: requests}
 }
 
 // podNameRegex compiles --pod-name-regex; nil when unset.

@@ -31,7 +31,7 @@ func (p Prediction) leadTime(spec Spec, m Model) time.Duration {
 	if p.LeadTime > 0 {
 		return p.LeadTime
 	}
-	return specconv.LeadTime(spec.PodAutoscaler.Spec.Prediction, m.ReadyDelay+m.Config.RoundInterval)
+	return specconv.LeadTime(spec.PodAutoscaler.Spec.Prediction, m.ReadyDelay+m.SyncPeriod)
 }
 
 // Variant is one way of running a spec in a comparison.

@@ -29,22 +29,7 @@ func TestPodAutoscalerScalesToZeroAndBack(t *testing.T) {
 	exp := serveExporter(t)
 	backlog := map[string]string{"namespace": ns, "queue": "jobs"}
 	exp.SetGauge("jobs_backlog", backlog, 0)
-	applyPodAutoscaler(ctx, t, ns, []byte(`apiVersion: autoscaling.podpilot.io/v1alpha1
-kind: PodAutoscaler
-metadata: {name: zero}
-spec:
-  scaleTargetKind: deployment
-  scaleTargetName: worker
-  minReplicas: 0
-  maxReplicas: 6
-  externalMetrics:
-  - metricName: jobs_backlog
-    targetType: Value
-    value: "10"
-  behavior:
-    scaleDown: {stabilizationWindowSeconds: 0}
-`))
-
+	applyPodAutoscaler(ctx, t, ns, []byte(zeroAutoscalerYAML))
 	cluster.WaitReplicas(ctx, t, 2*time.Minute, "Deployment", ns, "worker", 0)
 	waitScaledToZero(ctx, t, ns, metav1.ConditionTrue, "ScaledToZero")
 	exp.SetGauge("jobs_backlog", backlog, 35) // from zero: ceil(35/10) = 4

@@ -41,9 +41,7 @@ func PredictionSpec() (replay.Spec, error) {
 
 // predictModel is the replay's model: upstream's defaults, a 15 s sync period, 2 min start-up.
 func predictModel() replay.Model {
-	cfg := decision.DefaultConfig()
-	cfg.RoundInterval = predictStep
-	return replay.Model{Config: cfg, ReadyDelay: predictReadyTime}
+	return replay.Model{Config: decision.DefaultConfig(), SyncPeriod: predictStep, ReadyDelay: predictReadyTime}
 }
 
 // Predict is scenario p, without a cluster: each trace of tracegen.Scenarios replayed reactive,

@@ -192,10 +192,9 @@ func (a *autoscaler) runController(ctx context.Context) error {
 	return nil
 }
 
-// lead runs the controller whenever this replica holds the Lease, campaigning
-// again after losing it, until ctx is done.
+// lead runs the controller whenever this replica holds the Lease, campaigning again after
+// losing it, until ctx is done.
 func (a *autoscaler) lead(ctx context.Context) error {
-	logger := klog.FromContext(ctx)
 	host, _ := os.Hostname()
 	id := host + "_" + uuid.NewString()
 	lock, err := resourcelock.New(a.election.ResourceLock, a.election.ResourceNamespace, a.election.ResourceName,
@@ -203,27 +202,66 @@ func (a *autoscaler) lead(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("build leader election lock: %w", err)
 	}
-	var runErr error
-	for ctx.Err() == nil && runErr == nil {
-		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-			Lock:            lock,
-			Name:            "podpilot-autoscaler",
-			LeaseDuration:   a.election.LeaseDuration.Duration,
-			RenewDeadline:   a.election.RenewDeadline.Duration,
-			RetryPeriod:     a.election.RetryPeriod.Duration,
-			ReleaseOnCancel: true,
-			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: func(ctx context.Context) {
-					logger.Info("Became leader: running the autoscaler", "identity", id)
-					runErr = a.runController(ctx)
-				},
-				OnStoppedLeading: func() { logger.Info("Stopped leading", "identity", id) },
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("build leader elector: %w", err)
+	return lead(ctx, a.election, lock, a.runController)
+}
+
+// lead campaigns for lock and calls run while it holds it, again after each term, until ctx is
+// done. A term ends when the Lease is lost and run has returned: a new campaign starts only
+// then, so one replica never runs two terms at once nor holds the Lease while running nothing.
+// When run fails while leading, the Lease is released for another replica and lead returns the
+// error, so that the process exits, as upstream's controller managers do.
+func lead(ctx context.Context, cfg componentbaseconfig.LeaderElectionConfiguration, lock resourcelock.Interface,
+	run func(context.Context) error) error {
+	for ctx.Err() == nil {
+		if err := leadOnce(ctx, cfg, lock, run); err != nil {
+			return err
 		}
-		le.Run(ctx)
 	}
-	return runErr
+	return nil
+}
+
+// leadOnce campaigns once: it returns when ctx is done before the Lease was acquired, or once the
+// Lease is lost (or released) and run has returned, with run's error.
+func leadOnce(ctx context.Context, cfg componentbaseconfig.LeaderElectionConfiguration, lock resourcelock.Interface,
+	run func(context.Context) error) error {
+	logger := klog.FromContext(ctx)
+	ctx, release := context.WithCancel(ctx) // ending it releases the Lease (ReleaseOnCancel)
+	defer release()
+	elected := make(chan context.Context, 1)
+	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		Name:            "podpilot-autoscaler",
+		LeaseDuration:   cfg.LeaseDuration.Duration,
+		RenewDeadline:   cfg.RenewDeadline.Duration,
+		RetryPeriod:     cfg.RetryPeriod.Duration,
+		ReleaseOnCancel: true,
+		Callbacks: leaderelection.LeaderCallbacks{
+			// Leading is only signalled here: run runs on term's own goroutine, so term knows
+			// when it has returned.
+			OnStartedLeading: func(leading context.Context) { elected <- leading },
+			OnStoppedLeading: func() { logger.Info("Stopped leading", "identity", lock.Identity()) },
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("build leader elector: %w", err)
+	}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		le.Run(ctx)
+	}()
+	var leading context.Context
+	select {
+	case <-stopped: // ctx ended before the Lease was acquired
+		return nil
+	case leading = <-elected:
+	}
+	logger.Info("Became leader: running the autoscaler", "identity", lock.Identity())
+	err = run(leading)
+	if err != nil {
+		logger.Error(err, "The autoscaler failed while leading: releasing the Lease", "identity", lock.Identity())
+		release()
+	}
+	<-stopped
+	return err
 }

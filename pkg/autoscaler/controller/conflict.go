@@ -132,7 +132,7 @@ func rivals(pa *podpilotv1alpha1.PodAutoscaler, hpas []*autoscalingv2.Horizontal
 // refuseIfAmbiguous ends the round of pa, before any metric is read or scale written, when
 // another autoscaler scales its target too: it records why (see refuseAmbiguous), writes the
 // status and reports true. It reports false, having changed nothing, when pa's target is its own.
-func (c *Controller) refuseIfAmbiguous(ctx context.Context, old, pa *podpilotv1alpha1.PodAutoscaler, t target,
+func (c *Controller) refuseIfAmbiguous(ctx context.Context, tm *term, old, pa *podpilotv1alpha1.PodAutoscaler, t target,
 	rec *reconcile, now time.Time) (bool, error) {
 	others, err := c.otherAutoscalers(pa)
 	if err != nil {
@@ -143,7 +143,7 @@ func (c *Controller) refuseIfAmbiguous(ctx context.Context, old, pa *podpilotv1a
 	}
 	rec.failed(ErrAmbiguousScaleTarget)
 	c.refuseAmbiguous(old, pa, t, others, now)
-	return true, c.updateStatus(ctx, old, pa, false)
+	return true, c.updateStatus(ctx, tm, old, pa, false)
 }
 
 // refuseAmbiguous records that pa leaves its target alone this round because others scale it

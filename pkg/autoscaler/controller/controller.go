@@ -24,7 +24,10 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
+	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
+	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
 	"github.com/podpilot/podpilot/pkg/generated/clientset/versioned"
 	"github.com/podpilot/podpilot/pkg/generated/informers/externalversions"
 	podpilotlisters "github.com/podpilot/podpilot/pkg/generated/listers/autoscaling/v1alpha1"
@@ -84,8 +87,8 @@ type Config struct {
 	Metrics *Metrics
 }
 
-// Controller syncs every PodAutoscaler each sync period. It keeps no per-PodAutoscaler state:
-// the stabilization history lives in each object's status.
+// Controller syncs every PodAutoscaler each sync period. While it runs (leads), it keeps each
+// PodAutoscaler's history in memory and checkpoints it in the object's status (see memory).
 type Controller struct {
 	kube     kubernetes.Interface
 	podpilot versioned.Interface
@@ -109,9 +112,37 @@ type Controller struct {
 	hpaIndexer        cache.Indexer
 	synced            []cache.InformerSynced
 
+	// term is the current Run's queues and memory; New sets one up for syncs without Run.
+	term     atomic.Pointer[term]
 	running  atomic.Bool
 	active   atomic.Int32
 	lastTick atomic.Int64
+}
+
+// term is what one Run (one term as leader) owns: its work queue, the queue of status writes the
+// status budget deferred, its memory of the PodAutoscalers and the fair share of its workers.
+type term struct {
+	queue  workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	owed   workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	memory *memory
+	fair   *fairShare
+}
+
+// newTerm returns a term with new queues timed by clk, an empty memory and a fair share of workers.
+func newTerm(clk clock.WithTicker, o Options) *term {
+	newQueue := func(name string) workqueue.TypedRateLimitingInterface[cache.ObjectName] {
+		return workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, o.SyncPeriod),
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: name, Clock: clk},
+		)
+	}
+	return &term{queue: newQueue(Name), owed: newQueue(Name + "-status"), memory: newMemory(), fair: newFairShare(o.namespaceShare())}
+}
+
+// shutDown stops t's queues.
+func (t *term) shutDown() {
+	t.queue.ShutDown()
+	t.owed.ShutDown()
 }
 
 // New returns a Controller for cfg; it registers its informers with the factories.
@@ -161,27 +192,25 @@ func New(cfg Config) (*Controller, error) {
 	if err := cfg.Metrics.watch(c.paLister, c.running.Load, cfg.Options); err != nil {
 		return nil, err
 	}
+	c.term.Store(newTerm(c.clock, c.opts))
 	return c, nil
 }
 
-// Run syncs PodAutoscalers with the configured workers until ctx is done, then shuts its queue
+// Run syncs PodAutoscalers with the configured workers until ctx is done, then shuts its queues
 // down and waits for the workers. Call it once leadership is acquired; it may be called again
-// after it returns. It fails if the caches do not sync.
+// after it returns, and each Run starts from the PodAutoscalers' status (see memory). It fails
+// if the caches do not sync.
 func (c *Controller) Run(ctx context.Context) error {
 	if !c.running.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
 	}
 	defer c.running.Store(false)
 	logger := klog.FromContext(ctx)
-	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedMaxOfRateLimiter(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, c.opts.SyncPeriod),
-		),
-		workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: Name, Clock: c.clock},
-	)
-	defer queue.ShutDown()
+	tm := newTerm(c.clock, c.opts)
+	c.term.Store(tm)
+	defer tm.shutDown()
 
-	reg, err := c.paInformer.AddEventHandlerWithOptions(handler(queue), cache.HandlerOptions{Logger: &logger})
+	reg, err := c.paInformer.AddEventHandlerWithOptions(handler(tm), cache.HandlerOptions{Logger: &logger})
 	if err != nil {
 		return fmt.Errorf("add PodAutoscaler event handler: %w", err)
 	}
@@ -201,29 +230,39 @@ func (c *Controller) Run(ctx context.Context) error {
 	for range c.opts.Workers {
 		wg.Go(func() {
 			wait.UntilWithContext(ctx, func(ctx context.Context) {
-				for c.processNext(ctx, queue) {
+				for c.processNext(ctx, tm) {
 				}
 			}, time.Second)
 		})
 	}
-	wg.Go(func() { c.heartbeat(ctx, queue) })
+	wg.Go(func() {
+		wait.UntilWithContext(ctx, func(ctx context.Context) {
+			for c.processOwed(ctx, tm) {
+			}
+		}, time.Second)
+	})
+	wg.Go(func() { c.heartbeat(ctx, tm.queue) })
 	<-ctx.Done()
 	logger.Info("Stopping autoscaler")
-	queue.ShutDown()
+	tm.shutDown()
 	wg.Wait()
+	if c.scrapes != nil {
+		c.scrapes.Wait()
+	}
 	return nil
 }
 
 // handler enqueues a PodAutoscaler when it appears and when its spec (generation) changes;
-// status updates do not enqueue, the periodic resync covers them.
-func handler(queue workqueue.TypedRateLimitingInterface[cache.ObjectName]) cache.ResourceEventHandler {
+// status updates do not enqueue, the periodic resync covers them. A deleted PodAutoscaler is
+// forgotten.
+func handler(tm *term) cache.ResourceEventHandler {
 	enqueue := func(obj any) {
 		key, err := cache.ObjectToName(obj)
 		if err != nil {
 			utilruntime.HandleError(fmt.Errorf("key of PodAutoscaler %T: %w", obj, err))
 			return
 		}
-		queue.Add(key)
+		tm.queue.Add(key)
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueue,
@@ -235,38 +274,67 @@ func handler(queue workqueue.TypedRateLimitingInterface[cache.ObjectName]) cache
 			}
 			enqueue(newObj)
 		},
+		DeleteFunc: tm.memory.forgetObject,
 	}
 }
 
-// processNext syncs one PodAutoscaler; it re-adds it for its next round on success (see
-// nextRound) and rate-limited on error. It returns false when the queue is shut down.
-func (c *Controller) processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[cache.ObjectName]) bool {
-	key, shutdown := queue.Get()
+// processNext syncs the next PodAutoscaler of the queue, or parks it while its namespace has its
+// fair share of workers (see fairShare); after each sync it goes on with a PodAutoscaler parked
+// in the same namespace, if any. It returns false when the queue is shut down.
+func (c *Controller) processNext(ctx context.Context, tm *term) bool {
+	key, shutdown := tm.queue.Get()
 	if shutdown {
 		return false
 	}
-	defer queue.Done(key)
-	c.active.Add(1)
-	c.metrics.syncStarted(c.clock.Now(), queue.Len())
-	err := c.sync(ctx, key)
-	c.metrics.syncDone(c.clock.Now(), queue.Len())
-	c.active.Add(-1)
-	c.tick()
-	if errors.Is(err, errStaleTarget) {
-		klog.FromContext(ctx).V(2).Info("Scale target changed since the cache was read, retrying", "podAutoscaler", klog.KRef(key.Namespace, key.Name), "err", err)
-		queue.AddRateLimited(key)
+	if !tm.fair.admit(key) {
 		return true
 	}
-	if err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Syncing PodAutoscaler failed, requeuing", "podAutoscaler", klog.KRef(key.Namespace, key.Name))
-		queue.AddRateLimited(key)
-		return true
-	}
-	queue.Forget(key)
-	if pa, err := c.paLister.PodAutoscalers(key.Namespace).Get(key.Name); !apierrors.IsNotFound(err) {
-		queue.AddAfter(key, c.nextRound(ctx, pa))
+	for ok := true; ok; key, ok = tm.fair.done(key) {
+		c.syncAndRequeue(ctx, tm, key)
 	}
 	return true
+}
+
+// syncAndRequeue syncs key and re-adds it: for its next round (see nextRound) after a sync that
+// succeeded or whose decision was applied but not checkpointed (errStatusNotWritten: the status
+// is written again at the next round, which never comes sooner after a rescale); soon, rate
+// limited, after any other error, where no scale was written.
+func (c *Controller) syncAndRequeue(ctx context.Context, tm *term, key cache.ObjectName) {
+	defer tm.queue.Done(key)
+	c.active.Add(1)
+	c.metrics.syncStarted(c.clock.Now(), tm.queue.Len())
+	err := c.sync(ctx, key)
+	c.metrics.syncDone(c.clock.Now(), tm.queue.Len())
+	c.active.Add(-1)
+	c.tick()
+	switch {
+	case errors.Is(err, errStaleTarget):
+		klog.FromContext(ctx).V(2).Info("Scale target changed since the cache was read, retrying", "podAutoscaler", klog.KRef(key.Namespace, key.Name), "err", err)
+		tm.queue.AddRateLimited(key)
+		return
+	case errors.Is(err, errStatusNotWritten):
+		utilruntime.HandleErrorWithContext(ctx, err, "PodAutoscaler status not written, writing it at the next round", "podAutoscaler", klog.KRef(key.Namespace, key.Name))
+	case err != nil:
+		utilruntime.HandleErrorWithContext(ctx, err, "Syncing PodAutoscaler failed, requeuing", "podAutoscaler", klog.KRef(key.Namespace, key.Name))
+		tm.queue.AddRateLimited(key)
+		return
+	}
+	tm.queue.Forget(key)
+	if pa, err := c.paLister.PodAutoscalers(key.Namespace).Get(key.Name); !apierrors.IsNotFound(err) {
+		next := c.nextRound(ctx, pa)
+		if pa != nil {
+			next = max(next, rescaleGap(pa)-c.clock.Since(tm.memory.lastRescale(key)))
+		}
+		tm.queue.AddAfter(key, next)
+	}
+}
+
+// rescaleGap is the shortest time between two rescales of pa: its longest policy period over
+// the scale events a status holds (MaxScaleEvents), so that the status always holds every event
+// a policy still counts (3.6 s for the longest period the CRD accepts, 1800 s; 30 ms for the
+// default 15 s).
+func rescaleGap(pa *podpilotv1alpha1.PodAutoscaler) time.Duration {
+	return normalize.LongestPeriod(specconv.Behavior(pa.Spec.Behavior)) / podpilotv1alpha1.MaxScaleEvents
 }
 
 // heartbeat ticks every sync period while no work is queued or in progress, so that an idle
@@ -296,16 +364,19 @@ func (c *Controller) LastTick() time.Time {
 	return time.Time{}
 }
 
-// Healthz returns a liveness check that fails while Run is active and the loop has not ticked
-// within 1.5 sync periods; it passes while Run is not active (e.g. without leadership).
+// Healthz returns the autoscaler's liveness check: it fails while Run is active and the loop has
+// made no progress (no sync ended, no idle heartbeat) for livenessLimit. A round has one
+// deadline (Options.roundTimeout), so a slow or hung metric source makes rounds fail their
+// metrics, never stop the loop: the check never fails because a dependency is slow. It passes
+// while Run is not active (e.g. without leadership).
 func (c *Controller) Healthz() healthz.HealthChecker {
 	return healthz.NamedCheck("autoscaler", func(*http.Request) error {
 		if !c.running.Load() {
 			return nil
 		}
 		since := c.clock.Since(c.LastTick())
-		if limit := c.opts.SyncPeriod * 3 / 2; since > limit {
-			return fmt.Errorf("autoscaler loop has not ticked for %s (limit %s)", since.Round(time.Millisecond), limit)
+		if limit := c.opts.livenessLimit(); since > limit {
+			return fmt.Errorf("autoscaler loop has made no progress for %s (limit %s)", since.Round(time.Millisecond), limit)
 		}
 		return nil
 	})

@@ -3,11 +3,12 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/utils/clock"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
@@ -17,37 +18,55 @@ import (
 
 // metricsOf returns pa's metrics in the order of status.currentMetrics (custom, resource,
 // object, external, container resource), each with this round's samples or the error that kept
-// them from being read; an error never becomes a zero sample.
+// them from being read; an error never becomes a zero sample. The metrics are read concurrently,
+// within the round's read deadline (Options.readTimeout): a metric not read by then fails.
 func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, rec *reconcile) []decision.Metric {
-	s := &pa.Spec
-	r := &metricReads{clock: c.clock, rec: rec, namespace: pa.Namespace,
-		out: make([]decision.Metric, 0, len(s.CustomMetrics)+len(s.ResourceMetrics)+len(s.ObjectMetrics)+len(s.ExternalMetrics)+len(s.ContainerResourceMetrics))}
-	readEach(ctx, r, s.CustomMetrics, c.customMetric)
-	readEach(ctx, r, s.ResourceMetrics, c.resourceMetric)
-	readEach(ctx, r, s.ObjectMetrics, c.objectMetric)
-	readEach(ctx, r, s.ExternalMetrics, c.externalMetric)
-	readEach(ctx, r, s.ContainerResourceMetrics, c.containerResourceMetric)
-	return r.out
-}
-
-// metricReads collects the metrics one PodAutoscaler's round reads.
-type metricReads struct {
-	clock     clock.PassiveClock
-	rec       *reconcile
-	namespace string
-	out       []decision.Metric
-}
-
-// readEach appends, for each of specs, the metric read returns with its error as FetchErr,
-// recording how long the read took.
-func readEach[M any](ctx context.Context, r *metricReads, specs []M, read func(context.Context, string, M) (decision.Metric, error)) {
-	for _, m := range specs {
-		start := r.clock.Now()
-		dm, err := read(ctx, r.namespace, m)
+	ctx, cancel := context.WithTimeout(ctx, c.opts.readTimeout())
+	defer cancel()
+	reads := c.metricReads(pa)
+	out := make([]decision.Metric, len(reads))
+	took := make([]time.Duration, len(reads))
+	read := func(i int) {
+		start := c.clock.Now()
+		dm, err := reads[i](ctx)
 		dm.FetchErr = err
-		r.rec.fetched(start)
-		r.out = append(r.out, dm)
+		out[i], took[i] = dm, c.clock.Since(start)
 	}
+	if len(reads) == 1 {
+		read(0)
+	} else {
+		var wg sync.WaitGroup
+		for i := range reads {
+			wg.Go(func() { read(i) })
+		}
+		wg.Wait()
+	}
+	for _, d := range took {
+		rec.fetched(d)
+	}
+	return out
+}
+
+// metricRead reads one metric of a PodAutoscaler.
+type metricRead func(context.Context) (decision.Metric, error)
+
+// metricReads returns a read for each of pa's metrics, in the order of metricsOf.
+func (c *Controller) metricReads(pa *podpilotv1alpha1.PodAutoscaler) []metricRead {
+	s, ns := &pa.Spec, pa.Namespace
+	out := make([]metricRead, 0, len(s.CustomMetrics)+len(s.ResourceMetrics)+len(s.ObjectMetrics)+len(s.ExternalMetrics)+len(s.ContainerResourceMetrics))
+	out = appendReads(out, ns, s.CustomMetrics, c.customMetric)
+	out = appendReads(out, ns, s.ResourceMetrics, c.resourceMetric)
+	out = appendReads(out, ns, s.ObjectMetrics, c.objectMetric)
+	out = appendReads(out, ns, s.ExternalMetrics, c.externalMetric)
+	return appendReads(out, ns, s.ContainerResourceMetrics, c.containerResourceMetric)
+}
+
+// appendReads appends to reads one read of each of specs in namespace.
+func appendReads[M any](reads []metricRead, namespace string, specs []M, read func(context.Context, string, M) (decision.Metric, error)) []metricRead {
+	for _, m := range specs {
+		reads = append(reads, func(ctx context.Context) (decision.Metric, error) { return read(ctx, namespace, m) })
+	}
+	return reads
 }
 
 // customMetric reads a custom (pods) metric of namespace.
@@ -82,11 +101,17 @@ func metricSelector(s *metav1.LabelSelector) (labels.Selector, error) {
 	return sel, nil
 }
 
-// historyOf reads the history persisted in status.
-func historyOf(s podpilotv1alpha1.PodAutoscalerStatus) normalize.History {
+// historyOf reads the history checkpointed in status; the newest run counts as made until
+// lastRound (see normalize.FromCheckpoint).
+func historyOf(s podpilotv1alpha1.PodAutoscalerStatus, lastRound time.Time) normalize.History {
 	var h normalize.History
+	var recs []normalize.Recommendation
 	for _, r := range s.Recommendations {
-		h.Recommendations = append(h.Recommendations, normalize.Recommendation{Replicas: r.Replicas, Time: r.Timestamp.Time})
+		recs = append(recs, normalize.Recommendation{Replicas: r.Replicas, Time: r.Timestamp.Time})
+	}
+	h.Recommendations = normalize.FromCheckpoint(recs, lastRound)
+	if len(h.Recommendations) == 0 {
+		h.Recommendations = nil
 	}
 	if s.ScaleEvents != nil {
 		h.ScaleUpEvents = eventsOf(s.ScaleEvents.ScaleUp)
@@ -103,25 +128,28 @@ func eventsOf(in []podpilotv1alpha1.ScaleEvent) []normalize.ScaleEvent {
 	return out
 }
 
-// persistHistory writes h into status, each list keeping its newest entries within the CRD bounds.
-// Recommendations are runs (see normalize.History); status keeps whole seconds, so an ended run's
-// time is rounded up (a window then holds it a little longer, never shorter) and the ongoing run's
-// start down.
+// persistHistory writes h into status as its checkpoint (see normalize.Checkpoint), within the
+// CRD's bounds. Status keeps whole seconds, so every time a window or a period counts from (an
+// ended run, a scale event) is rounded up: read back, it holds a little longer, never shorter;
+// the newest run's start is rounded down. Past MaxRecommendations the oldest runs are folded
+// (normalize.Fold), never dropped. Scale events stay within MaxScaleEvents since a PodAutoscaler
+// rescales at most once per round, and Options.Validate keeps a period's rounds within it.
 func persistHistory(s *podpilotv1alpha1.PodAutoscalerStatus, h normalize.History) {
-	recs := make([]podpilotv1alpha1.Recommendation, 0, len(h.Recommendations))
-	for i, r := range h.Recommendations {
-		t := r.Time.Truncate(time.Second)
-		if i < len(h.Recommendations)-1 && !t.Equal(r.Time) {
-			t = t.Add(time.Second)
+	runs := normalize.Fold(normalize.Checkpoint(h.Recommendations), podpilotv1alpha1.MaxRecommendations)
+	recs := make([]podpilotv1alpha1.Recommendation, 0, len(runs))
+	for i, r := range runs {
+		t := normalize.CeilSecond(r.Time)
+		if i == len(runs)-1 {
+			t = r.Time.Truncate(time.Second)
 		}
 		recs = append(recs, podpilotv1alpha1.Recommendation{Replicas: r.Replicas, Timestamp: metav1.NewTime(t)})
 	}
-	s.Recommendations = newest(recs, podpilotv1alpha1.MaxRecommendations)
+	s.Recommendations = recs
 	if len(s.Recommendations) == 0 {
 		s.Recommendations = nil
 	}
-	up := newest(scaleEventsOf(h.ScaleUpEvents), podpilotv1alpha1.MaxScaleEvents)
-	down := newest(scaleEventsOf(h.ScaleDownEvents), podpilotv1alpha1.MaxScaleEvents)
+	up := scaleEventsOf(newestEvents(h.ScaleUpEvents, podpilotv1alpha1.MaxScaleEvents))
+	down := scaleEventsOf(newestEvents(h.ScaleDownEvents, podpilotv1alpha1.MaxScaleEvents))
 	s.ScaleEvents = nil
 	if len(up) > 0 || len(down) > 0 {
 		s.ScaleEvents = &podpilotv1alpha1.ScaleEvents{ScaleUp: up, ScaleDown: down}
@@ -131,15 +159,27 @@ func persistHistory(s *podpilotv1alpha1.PodAutoscalerStatus, h normalize.History
 func scaleEventsOf(in []normalize.ScaleEvent) []podpilotv1alpha1.ScaleEvent {
 	var out []podpilotv1alpha1.ScaleEvent
 	for _, e := range in {
-		out = append(out, podpilotv1alpha1.ScaleEvent{ReplicaChange: e.Change, Timestamp: metav1.NewTime(e.Time)})
+		out = append(out, podpilotv1alpha1.ScaleEvent{ReplicaChange: e.Change, Timestamp: metav1.NewTime(normalize.CeilSecond(e.Time))})
 	}
 	return out
 }
 
-// newest returns the last n entries of s, dropping the oldest.
-func newest[T any](s []T, n int) []T {
-	if len(s) > n {
-		return s[len(s)-n:]
+// newestEvents returns the n newest of events, in their order.
+func newestEvents(events []normalize.ScaleEvent, n int) []normalize.ScaleEvent {
+	if len(events) <= n {
+		return events
 	}
-	return s
+	times := make([]time.Time, 0, len(events))
+	for _, e := range events {
+		times = append(times, e.Time)
+	}
+	slices.SortFunc(times, time.Time.Compare)
+	cutoff := times[len(times)-n]
+	out := make([]normalize.ScaleEvent, 0, n)
+	for _, e := range events {
+		if !e.Time.Before(cutoff) && len(out) < n {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -23,7 +23,8 @@ const ReasonDryRunRescale = "DryRunRescale"
 // instead of writing it. Its history follows the same model:
 //   - recommendations are recorded as usual, so the stabilization windows behave as if applied;
 //   - scale events are the target's real replica changes, observed as the difference between the
-//     replicas seen last round (status.currentReplicas) and now, dated the round that saw them, so
+//     replicas seen last round (remembered; status.currentReplicas for the first round a leader
+//     sees it) and now, dated the round that saw them, so
 //     the scaling policies count the changes that really happened, whoever made them; the
 //     would-be rescale itself is never recorded, since it did not happen.
 //
@@ -44,16 +45,15 @@ func modeOf(pa *podpilotv1alpha1.PodAutoscaler) podpilotv1alpha1.PodAutoscalerMo
 	return podpilotv1alpha1.ActiveMode
 }
 
-// observedHistory returns h with the target's real replica change since the last round recorded
-// as a scale event at now, for a dry-run pa; an active pa's history is returned unchanged (its
-// own rescales are recorded when made).
-func observedHistory(pa *podpilotv1alpha1.PodAutoscaler, h normalize.History, b *normalize.Behavior, current int32,
+// observedHistory returns the remembered history of a dry-run pa with the target's real replica
+// change since the last round recorded as a scale event at now; an active pa's history is
+// returned unchanged (its own rescales are recorded when made).
+func observedHistory(pa *podpilotv1alpha1.PodAutoscaler, e remembered, b *normalize.Behavior, current int32,
 	now time.Time) normalize.History {
-	last := pa.Status.CurrentReplicas
-	if !dryRun(pa) || last == 0 || current == 0 {
-		return h
+	if !dryRun(pa) || e.replicas == 0 || current == 0 {
+		return e.history
 	}
-	return normalize.RecordScaleEvent(h, b, last, current, now)
+	return normalize.RecordScaleEvent(e.history, b, e.replicas, current, now)
 }
 
 // reportRescale is applyRescale for a dry-run pa: it writes nothing, emits a DryRunRescale event

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
@@ -190,6 +192,14 @@ func seedAutoscaler(mutate ...func(*podpilotv1alpha1.PodAutoscaler)) *podpilotv1
 	return pa
 }
 
+// checkpointed gives the seed autoscaler the status podpilot wrote at an earlier round, with the
+// target at replicas: its first checkpoint (see checkpointBefore) is behind it.
+func checkpointed(replicas int32) func(*podpilotv1alpha1.PodAutoscaler) {
+	return func(pa *podpilotv1alpha1.PodAutoscaler) {
+		pa.Status.ObservedGeneration, pa.Status.CurrentReplicas, pa.Status.DesiredReplicas = pa.Generation, replicas, replicas
+	}
+}
+
 // fixture is a controller over fake clientsets whose informer indexers are seeded from the
 // clientsets before each sync.
 type fixture struct {
@@ -251,6 +261,30 @@ func (f *fixture) restart() {
 		f.t.Fatal(err)
 	}
 	f.ctrl = ctrl
+}
+
+// runReal runs a controller built from cfg (over f's clientsets and informers, on the real clock)
+// while during runs, then stops it and the informers.
+func (f *fixture) runReal(cfg Config, during func(*Controller)) {
+	f.t.Helper()
+	cfg.KubeClient, cfg.PodpilotClient, cfg.KubeInformers, cfg.PodpilotInformers = f.kube, f.podpilot, f.kubeInf, f.ppInf
+	cfg.Recorder, cfg.Clock = f.recorder, clock.RealClock{}
+	ctrl, err := New(cfg)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(f.t.Context())
+	f.kubeInf.Start(ctx.Done())
+	f.ppInf.Start(ctx.Done())
+	done := make(chan error, 1)
+	go func() { done <- ctrl.Run(ctx) }()
+	during(ctrl)
+	cancel()
+	if err := <-done; err != nil {
+		f.t.Fatal(err)
+	}
+	f.kubeInf.Shutdown()
+	f.ppInf.Shutdown()
 }
 
 // sync seeds the indexers from the clientsets and runs one round for the seed autoscaler.
@@ -387,28 +421,33 @@ func addScaleReactors(client *kubefake.Clientset) {
 			}
 			return true, scaleOf(obj), nil
 		})
-		client.PrependReactor("update", res, func(a clienttesting.Action) (bool, runtime.Object, error) {
-			if a.GetSubresource() != "scale" {
-				return false, nil, nil
-			}
-			scale := a.(clienttesting.UpdateAction).GetObject().(*autoscalingv1.Scale)
-			obj, err := client.Tracker().Get(gvr, a.GetNamespace(), scale.Name)
-			if err != nil {
-				return true, nil, err
-			}
-			meta := obj.(metav1.Object)
-			if rv := scale.ResourceVersion; rv != "" && rv != meta.GetResourceVersion() {
-				return true, nil, apierrors.NewConflict(gvr.GroupResource(), scale.Name, fmt.Errorf("resourceVersion %s, stored %s", rv, meta.GetResourceVersion()))
-			}
-			switch o := obj.(type) {
-			case *appsv1.Deployment:
-				o.Spec.Replicas = ptr.To(scale.Spec.Replicas)
-			case *appsv1.StatefulSet:
-				o.Spec.Replicas = ptr.To(scale.Spec.Replicas)
-			}
-			bumpResourceVersion(meta)
-			return true, scale, client.Tracker().Update(gvr, obj, a.GetNamespace())
-		})
+		client.PrependReactor("update", res, updateScale(client, gvr))
+	}
+}
+
+// updateScale applies a scale update of the workloads of gvr to client's tracker.
+func updateScale(client *kubefake.Clientset, gvr schema.GroupVersionResource) clienttesting.ReactionFunc {
+	return func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "scale" {
+			return false, nil, nil
+		}
+		scale := a.(clienttesting.UpdateAction).GetObject().(*autoscalingv1.Scale)
+		obj, err := client.Tracker().Get(gvr, a.GetNamespace(), scale.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		meta := obj.(metav1.Object)
+		if rv := scale.ResourceVersion; rv != "" && rv != meta.GetResourceVersion() {
+			return true, nil, apierrors.NewConflict(gvr.GroupResource(), scale.Name, fmt.Errorf("resourceVersion %s, stored %s", rv, meta.GetResourceVersion()))
+		}
+		switch o := obj.(type) {
+		case *appsv1.Deployment:
+			o.Spec.Replicas = ptr.To(scale.Spec.Replicas)
+		case *appsv1.StatefulSet:
+			o.Spec.Replicas = ptr.To(scale.Spec.Replicas)
+		}
+		bumpResourceVersion(meta)
+		return true, scale, client.Tracker().Update(gvr, obj, a.GetNamespace())
 	}
 }
 

@@ -229,12 +229,12 @@ func (r *reconcile) failed(err error) {
 	r.errKind = errorKind(err)
 }
 
-// fetched records how long reading the next metric took, from start.
-func (r *reconcile) fetched(start time.Time) {
+// fetched records how long reading the next metric took.
+func (r *reconcile) fetched(took time.Duration) {
 	if r == nil {
 		return
 	}
-	r.fetches = append(r.fetches, r.clock.Since(start))
+	r.fetches = append(r.fetches, took)
 }
 
 // decided records each metric's computation, and the sync's action and error: a refused decision

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
 	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
@@ -32,6 +33,30 @@ const (
 	// itself, its append and the query's own lookback take milliseconds for a small target.
 	DefaultScrapeMargin = 500 * time.Millisecond
 )
+
+// What the sync period sets besides how often a PodAutoscaler is synced (docs/how-it-decides.md,
+// "Timing"): the deadline of one round (roundTimeout) and of its metric reads (readTimeout); how
+// long a metric answer is shared and a call to a source may run (see New); the liveness limit
+// (livenessLimit); the longest retry backoff; and, when a leader reads a checkpoint, how long
+// ago the last round counts (normalize.FromCheckpoint). A round's history is dated by the clock,
+// not by the period.
+
+// roundTimeout bounds one round of one PodAutoscaler, from its first read to its last write: a
+// round that cannot finish within its own period is late anyway.
+func (o *Options) roundTimeout() time.Duration { return o.SyncPeriod }
+
+// readTimeout bounds a round's metric reads, which run concurrently: three quarters of the round,
+// the rest left for its writes. A metric not read by then fails for this round (and so never
+// scales down); the call to the source goes on for the next round to share.
+func (o *Options) readTimeout() time.Duration { return o.roundTimeout() * 3 / 4 }
+
+// livenessLimit is how long the loop may make no progress before the liveness check fails:
+// three rounds' deadlines, so rounds that all run into their deadline still pass.
+func (o *Options) livenessLimit() time.Duration { return 3 * o.roundTimeout() }
+
+// namespaceShare is how many PodAutoscalers of one namespace sync at once: half the workers (at
+// least one), so a namespace whose rounds are slow leaves the other half to the others.
+func (o *Options) namespaceShare() int { return (o.Workers + 1) / 2 }
 
 // Options are the command-line options of the autoscaler.
 type Options struct {
@@ -85,7 +110,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Enabled, "autoscaler-enabled", o.Enabled,
 		"Run the embedded autoscaler for PodAutoscaler resources (only while this replica holds the leader lease).")
 	fs.DurationVar(&o.SyncPeriod, "autoscaler-sync-period", o.SyncPeriod,
-		"How often every PodAutoscaler is synced.")
+		"How often every PodAutoscaler is synced. It also bounds one round of one PodAutoscaler (its metric reads, run concurrently, "+
+			"get three quarters of it; a metric not read by then fails for the round and so never scales down), how long a metric "+
+			"answer is shared (half of it) and a call to a source may run (all of it), the longest retry backoff, and the liveness "+
+			"limit (three of it without progress). --autoscaler-downscale-stabilization may span at most 1000 of it.")
 	fs.IntVar(&o.Workers, "autoscaler-workers", o.Workers,
 		"How many PodAutoscalers are synced concurrently; workers mostly wait on the API server and on shared metric fetches.")
 	fs.DurationVar(&o.DownscaleStabilization, "autoscaler-downscale-stabilization", o.DownscaleStabilization,
@@ -99,10 +127,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS,
 		"QPS of each of the autoscaler's budgets of Kubernetes API calls. Decisions come first: writes of the targets' "+
 			"scale subresource have a budget of their own, so they never wait behind status writes; PodAutoscaler status "+
-			"writes have another, and when it is spent a round defers a write that records no rescale and no new "+
-			"recommendation to the next round; events and the lease and metrics.k8s.io reads have one each. "+
-			"Informers are on none of them: the shared cache of the cluster uses --client-qps, like the API server's own "+
-			"clients, and the PodAutoscaler informer is not throttled.")
+			"writes have another, which no round waits for: when it is spent, a write that records a rescale, a new history "+
+			"or generation goes to a status writer that waits for it, and any other waits for the next round; events and "+
+			"the lease and metrics.k8s.io reads have one each. Informers are on none of them: the shared cache of the "+
+			"cluster uses --client-qps, like the API server's own clients, and the PodAutoscaler informer is not throttled.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst,
 		"Burst of each of the autoscaler's budgets of Kubernetes API calls (see --kube-api-qps).")
 	fs.BoolVar(&o.PerObjectMetrics, "autoscaler-per-object-metrics", o.PerObjectMetrics,
@@ -145,7 +173,22 @@ func (o *Options) Validate() []error {
 	if o.KubeAPIBurst < 1 {
 		errs = append(errs, fmt.Errorf("--kube-api-burst must be at least 1, got %d", o.KubeAPIBurst))
 	}
-	return errs
+	return append(errs, o.validateHistoryBounds()...)
+}
+
+// validateHistoryBounds checks that a status holds every round the flag's downscale window looks
+// back over: at most MaxRecommendations rounds. A spec's own windows (up to 3600 s) may span more
+// rounds at short periods; the oldest runs are then folded, never dropped (see persistHistory).
+// Scale events fit MaxScaleEvents whatever the period (see rescaleGap).
+func (o *Options) validateHistoryBounds() []error {
+	if o.SyncPeriod <= 0 {
+		return nil
+	}
+	if rounds := o.DownscaleStabilization / o.SyncPeriod; rounds > podpilotv1alpha1.MaxRecommendations {
+		return []error{fmt.Errorf("--autoscaler-downscale-stabilization %s spans %d rounds of --autoscaler-sync-period %s, more than the %d recommendations a status holds",
+			o.DownscaleStabilization, rounds, o.SyncPeriod, podpilotv1alpha1.MaxRecommendations)}
+	}
+	return nil
 }
 
 // decisionConfig returns the algorithm's settings.
@@ -157,6 +200,5 @@ func (o *Options) decisionConfig() decision.Config {
 			DelayOfInitialReadinessStatus: o.InitialReadinessDelay,
 		},
 		DownscaleStabilizationWindow: o.DownscaleStabilization,
-		RoundInterval:                o.SyncPeriod,
 	}
 }

@@ -37,3 +37,36 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		t.Errorf("got %d errors, want 9: %v", len(errs), errs)
 	}
 }
+
+func TestTheDownscaleWindowMustFitTheRecommendationsAStatusHolds(t *testing.T) {
+	tests := []struct {
+		name          string
+		period, flag  time.Duration
+		wantViolation bool
+	}{
+		{name: "the defaults: 5m over 15s is 20 rounds", period: 15 * time.Second, flag: 5 * time.Minute},
+		{name: "1000 rounds fit", period: time.Second, flag: 1000 * time.Second},
+		{name: "1001 rounds do not", period: time.Second, flag: 1001 * time.Second, wantViolation: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := NewOptions()
+			o.SyncPeriod, o.DownscaleStabilization = tt.period, tt.flag
+			if got := len(o.Validate()) > 0; got != tt.wantViolation {
+				t.Errorf("Validate() = %v, want a violation: %v", o.Validate(), tt.wantViolation)
+			}
+		})
+	}
+}
+
+func TestTheSyncPeriodSetsTheRoundDeadlinesAndTheLivenessLimit(t *testing.T) {
+	o := NewOptions()
+	got := []time.Duration{o.roundTimeout(), o.readTimeout(), o.livenessLimit()}
+	want := []time.Duration{15 * time.Second, 11250 * time.Millisecond, 45 * time.Second}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("round, read deadlines and liveness limit at the default period (-want +got):\n%s", diff)
+	}
+	if got := o.namespaceShare(); got != 8 {
+		t.Errorf("namespace share of 16 workers = %d, want 8", got)
+	}
+}

@@ -38,22 +38,19 @@ func newScrapeTracker(cfg Config) (*metrics.ScrapeTracker, error) {
 // now (metrics.Cadence.Next): the stock HPA decides on a fixed phase and waits 7.5 s on average
 // after the data is in Prometheus; this decides right after it lands. Rounds stay one sync
 // period apart on average; the first aligned round comes at most half a scrape interval early
-// or late. The history's runs are dated assuming the regular period (decision.Config's
-// RoundInterval), an error below half a scrape interval on the one round that moves.
+// or late. The cadence is only looked up here: when it is due for a check, the check runs in
+// the background (metrics.ScrapeTracker.Known), so a slow Prometheus never holds a worker.
 // Without a cadence (none learnt yet, resource metrics only, alignment off) it is the period.
 func (c *Controller) nextRound(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler) time.Duration {
 	period := c.opts.SyncPeriod
 	if c.scrapes == nil || pa == nil {
 		return period
 	}
-	cadence, metric, err := c.landingCadence(ctx, pa)
+	landing, metric := c.landingOf(pa)
 	if metric == "" {
 		return period
 	}
-	if err != nil {
-		klog.FromContext(ctx).V(4).Info("No landing time for the metric, keeping the regular period",
-			"podAutoscaler", klog.KObj(pa), "metric", metric, "err", err)
-	}
+	cadence := c.scrapes.Known(ctx, landing)
 	now := c.clock.Now()
 	next, aligned := cadence.Next(now, period, c.opts.ScrapeMargin, minRoundGap, c.scrapes.Refresh())
 	klog.FromContext(ctx).V(5).Info("Next round", "podAutoscaler", klog.KObj(pa), "in", next.Sub(now), "aligned", aligned,
@@ -61,37 +58,34 @@ func (c *Controller) nextRound(ctx context.Context, pa *podpilotv1alpha1.PodAuto
 	return next.Sub(now)
 }
 
-// landingCadence returns the landing cadence of the metric pa's rounds follow and its name;
-// no name when pa has no metric from Prometheus (or its selector is invalid).
-func (c *Controller) landingCadence(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler) (metrics.Cadence, string, error) {
+// landingOf returns the landing of the metric pa's rounds follow and its name; no name when pa
+// has no metric from Prometheus (or its selector is invalid: the round reports that).
+func (c *Controller) landingOf(pa *podpilotv1alpha1.PodAutoscaler) (metrics.Landing, string) {
 	spec, ns := pa.Spec, pa.Namespace
+	var name string
+	var selector *metav1.LabelSelector
+	var landing func(labels.Selector) metrics.Landing
 	switch {
 	case len(spec.CustomMetrics) > 0:
 		m := spec.CustomMetrics[0]
-		return cadenceOf(m.MetricName, m.Selector, func(sel labels.Selector) (metrics.Cadence, error) {
-			return c.scrapes.Cadence(ctx, ns, m.MetricName, sel)
-		})
+		name, selector = m.MetricName, m.Selector
+		landing = func(sel labels.Selector) metrics.Landing { return c.scrapes.PodsLanding(ns, m.MetricName, sel) }
 	case len(spec.ObjectMetrics) > 0:
 		m := spec.ObjectMetrics[0]
-		return cadenceOf(m.MetricName, m.Selector, func(sel labels.Selector) (metrics.Cadence, error) {
-			return c.scrapes.ObjectCadence(ctx, ns, describedKind(m.DescribedObject), m.MetricName, sel)
-		})
+		name, selector = m.MetricName, m.Selector
+		landing = func(sel labels.Selector) metrics.Landing {
+			return c.scrapes.ObjectLanding(ns, describedKind(m.DescribedObject), m.MetricName, sel)
+		}
 	case len(spec.ExternalMetrics) > 0:
 		m := spec.ExternalMetrics[0]
-		return cadenceOf(m.MetricName, m.Selector, func(sel labels.Selector) (metrics.Cadence, error) {
-			return c.scrapes.ExternalCadence(ctx, ns, m.MetricName, sel)
-		})
+		name, selector = m.MetricName, m.Selector
+		landing = func(sel labels.Selector) metrics.Landing { return c.scrapes.ExternalLanding(ns, m.MetricName, sel) }
+	default:
+		return metrics.Landing{}, ""
 	}
-	return metrics.Cadence{}, "", nil
-}
-
-// cadenceOf asks for the cadence of the metric named name under its metric selector; no name
-// when the selector is invalid (the round reports that).
-func cadenceOf(name string, selector *metav1.LabelSelector, ask func(labels.Selector) (metrics.Cadence, error)) (metrics.Cadence, string, error) {
 	sel, err := metricSelector(selector)
 	if err != nil {
-		return metrics.Cadence{}, "", nil
+		return metrics.Landing{}, ""
 	}
-	cad, err := ask(sel)
-	return cad, name, err
+	return landing(sel), name
 }

@@ -51,22 +51,23 @@ func TestNextRoundFollowsTheLandingsOfTheFirstPrometheusMetric(t *testing.T) {
 		pa     *podpilotv1alpha1.PodAutoscaler
 		rounds []time.Duration // delays returned at rounds 15 s apart
 	}{
-		// Landings at 4 s, 19 s, 34 s...: learnt at the second round (15 s), which moves the third
-		// to 34.5 s, the landing plus margin nearest 30 s; every round after is 15 s apart.
-		{name: "aligned: learnt at the second round, then margin after each landing",
+		// Landings at 4 s, 19 s, 34 s...: each round's background check sees one, so the cadence is
+		// learnt after the second round (15 s), and the third (30 s) moves the fourth to 49.5 s, the
+		// landing plus margin nearest 45 s; every round after is 15 s apart.
+		{name: "aligned: learnt from the first two rounds' checks, then margin after each landing",
 			align: true, pa: seedAutoscaler(),
-			rounds: []time.Duration{15 * time.Second, 19500 * time.Millisecond, 15 * time.Second, 15 * time.Second}},
-		// Object landings at 9 s, 24 s, 39 s...: the third round moves to 24.5 s, the nearest to 30 s.
+			rounds: []time.Duration{15 * time.Second, 15 * time.Second, 19500 * time.Millisecond, 15 * time.Second, 15 * time.Second}},
+		// Object landings at 9 s, 24 s, 39 s...: the fourth round moves to 39.5 s, the nearest to 45 s.
 		{name: "object metrics only: margin after each landing of the object metric",
 			align: true, pa: seedAutoscaler(onlyObject),
-			rounds: []time.Duration{15 * time.Second, 9500 * time.Millisecond, 15 * time.Second}},
-		// External landings at 14 s, 29 s...: the third round moves to 29.5 s.
+			rounds: []time.Duration{15 * time.Second, 15 * time.Second, 9500 * time.Millisecond, 15 * time.Second}},
+		// External landings at 14 s, 29 s, 44 s...: the fourth round moves to 44.5 s.
 		{name: "external metrics only: margin after each landing of the external metric",
 			align: true, pa: seedAutoscaler(onlyExternal),
-			rounds: []time.Duration{15 * time.Second, 14500 * time.Millisecond, 15 * time.Second}},
+			rounds: []time.Duration{15 * time.Second, 15 * time.Second, 14500 * time.Millisecond, 15 * time.Second}},
 		{name: "pods metric first: the pods metric's landings, whatever else the spec has",
 			align: true, pa: seedAutoscaler(everyKind),
-			rounds: []time.Duration{15 * time.Second, 19500 * time.Millisecond, 15 * time.Second}},
+			rounds: []time.Duration{15 * time.Second, 15 * time.Second, 19500 * time.Millisecond, 15 * time.Second}},
 		{name: "alignment off: the sync period", pa: seedAutoscaler(),
 			rounds: []time.Duration{15 * time.Second, 15 * time.Second, 15 * time.Second}},
 		{name: "resource metrics only: the sync period", align: true,
@@ -85,6 +86,9 @@ func TestNextRoundFollowsTheLandingsOfTheFirstPrometheusMetric(t *testing.T) {
 			c := &Controller{opts: opts, clock: clk, scrapes: tr}
 			for i, want := range tt.rounds {
 				got := c.nextRound(t.Context(), tt.pa)
+				if tr != nil {
+					tr.Wait() // the cadence is checked in the background; the next round sees it
+				}
 				if got != want {
 					t.Errorf("round %d: next in %s, want %s", i, got, want)
 				}

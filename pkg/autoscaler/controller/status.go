@@ -1,8 +1,6 @@
 package controller
 
 import (
-	"context"
-	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -11,8 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
-	"k8s.io/klog/v2"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
@@ -120,50 +116,4 @@ func quantityClose(old, cur *resource.Quantity) bool {
 // within reports whether cur is within MetricChangeTolerance of old, relative to old.
 func within(old, cur float64) bool {
 	return math.Abs(cur-old) <= MetricChangeTolerance*math.Abs(old)
-}
-
-// updateStatus writes pa's status once, unless it is not visibly different from old's (see
-// visiblyChanged). A write that records a rescale (rescaled), a new recommendation or a new
-// generation waits for the status budget; any other is deferred to the next round when the budget
-// is spent. On a conflict it re-reads the object and applies the same status again.
-func (c *Controller) updateStatus(ctx context.Context, old, pa *podpilotv1alpha1.PodAutoscaler, rescaled bool) error {
-	logger := klog.FromContext(ctx)
-	if !visiblyChanged(old.Status, pa.Status) {
-		logger.V(5).Info("PodAutoscaler status unchanged", "podAutoscaler", klog.KObj(pa))
-		return nil
-	}
-	if c.statusRL != nil {
-		essential := rescaled || old.Status.ObservedGeneration != pa.Status.ObservedGeneration ||
-			!equality.Semantic.DeepEqual(old.Status.Recommendations, pa.Status.Recommendations)
-		switch {
-		case essential:
-			if err := c.statusRL.Wait(ctx); err != nil {
-				return fmt.Errorf("wait for the status write budget of PodAutoscaler %s/%s: %w", pa.Namespace, pa.Name, err)
-			}
-		case !c.statusRL.TryAccept():
-			logger.V(4).Info("Status write budget spent, deferring the write to the next round", "podAutoscaler", klog.KObj(pa))
-			return nil
-		}
-	}
-	client := c.podpilot.AutoscalingV1alpha1().PodAutoscalers(pa.Namespace)
-	obj := pa
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if obj == nil {
-			fresh, err := client.Get(ctx, pa.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			fresh.Status = pa.Status
-			obj = fresh
-		}
-		_, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{})
-		obj = nil
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("update status of PodAutoscaler %s/%s: %w", pa.Namespace, pa.Name, err)
-	}
-	logger.V(4).Info("Updated PodAutoscaler status", "podAutoscaler", klog.KObj(pa),
-		"currentReplicas", pa.Status.CurrentReplicas, "desiredReplicas", pa.Status.DesiredReplicas)
-	return nil
 }

@@ -27,7 +27,7 @@ func settableQPS(value *string, pods ...string) customFunc {
 }
 
 func TestRescaleIsOneScaleUpdateOnTheCachedVersionWithoutARead(t *testing.T) {
-	f := newFixture(t, qpsPerPod("3000", podNames(2)...), nil, append(seedPods(2), seedDeployment(2), seedAutoscaler())...)
+	f := newFixture(t, qpsPerPod("3000", podNames(2)...), nil, append(seedPods(2), seedDeployment(2), seedAutoscaler(checkpointed(2)))...)
 	if err := f.sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestRescaleIsOneScaleUpdateOnTheCachedVersionWithoutARead(t *testing.T) {
 }
 
 func TestStaleCacheIsAConflictRetriedSoonAndNeverOverwrites(t *testing.T) {
-	f := newFixture(t, qpsPerPod("3000", podNames(2)...), nil, append(seedPods(2), seedDeployment(2), seedAutoscaler())...)
+	f := newFixture(t, qpsPerPod("3000", podNames(2)...), nil, append(seedPods(2), seedDeployment(2), seedAutoscaler(checkpointed(2)))...)
 	f.seedCaches()
 	// Someone scales the deployment to 1 after the cache was read.
 	d, err := f.kube.AppsV1().Deployments(ns).Get(t.Context(), "vg1-vanguard", metav1.GetOptions{})
@@ -122,13 +122,13 @@ func TestStatusIsWrittenOnlyWhenSomethingVisibleChanged(t *testing.T) {
 // stands for waiting for the next token, counts its callers.
 type spentBudget struct{ waits int }
 
-func (b *spentBudget) TryAccept() bool                { return false }
-func (b *spentBudget) Accept()                        { b.waits++ }
-func (b *spentBudget) Stop()                          {}
-func (b *spentBudget) QPS() float32                   { return 0 }
-func (b *spentBudget) Wait(ctx context.Context) error { b.waits++; return ctx.Err() }
+func (b *spentBudget) TryAccept() bool            { return false }
+func (b *spentBudget) Accept()                    { b.waits++ }
+func (b *spentBudget) Stop()                      {}
+func (b *spentBudget) QPS() float32               { return 0 }
+func (b *spentBudget) Wait(context.Context) error { b.waits++; return nil }
 
-func TestSpentStatusBudgetDefersOnlyWritesThatRecordNoDecision(t *testing.T) {
+func TestSpentStatusBudgetNeverHoldsAWorkerAndDefersOnlyWritesThatRecordNoDecision(t *testing.T) {
 	qps := "2000"
 	budget := &spentBudget{}
 	f := newFixture(t, settableQPS(&qps, podNames(2)...), nil, append(seedPods(2), seedDeployment(2), seedAutoscaler())...)
@@ -139,15 +139,21 @@ func TestSpentStatusBudgetDefersOnlyWritesThatRecordNoDecision(t *testing.T) {
 		qps          string
 		write, waits int
 	}{
-		{"a new generation waits for the budget", "2000", 1, 1},
-		{"a metric moved by 7.5% alone is deferred", "2150", 0, 1},
-		{"a rescale waits for the budget", "3000", 1, 2},
+		{"a new generation goes to the status writer, which waits for the budget", "2000", 1, 1},
+		{"a metric moved by 7.5% alone is deferred to the next round", "2150", 0, 1},
+		{"a rescale goes to the status writer, which waits for the budget", "3000", 1, 2},
 	}
 	for _, r := range rounds {
 		before := f.statusWrites()
 		qps = r.qps
 		if err := f.sync(); err != nil {
 			t.Fatalf("%s: sync: %v", r.name, err)
+		}
+		if got := f.statusWrites() - before; got != 0 || budget.waits != r.waits-r.write {
+			t.Errorf("%s: the round itself made %d status writes and %d waits in all, want none of its own", r.name, got, budget.waits)
+		}
+		if tm := f.ctrl.term.Load(); tm.owed.Len() > 0 {
+			f.ctrl.processOwed(t.Context(), tm)
 		}
 		if got := f.statusWrites() - before; got != r.write || budget.waits != r.waits {
 			t.Errorf("%s: %d status writes and %d waits in all, want %d and %d", r.name, got, budget.waits, r.write, r.waits)

@@ -51,8 +51,7 @@ func Decide(in Input) Decision {
 	}
 	n := normalize.Normalize(normalize.Input{
 		Current: current, Desired: c.replicas, Min: in.MinReplicas, Max: in.MaxReplicas, Behavior: in.Behavior,
-		DownscaleStabilizationWindow: in.Config.DownscaleStabilizationWindow, Interval: in.Config.RoundInterval,
-		History: d.History, Now: in.Now,
+		DownscaleStabilizationWindow: in.Config.DownscaleStabilizationWindow, History: d.History, Now: in.Now,
 	})
 	desired := backFromZero(in, n.Replicas)
 	d.DesiredReplicas, d.Rescale, d.Metric, d.History = desired, desired != current, c.metric, n.History

@@ -213,7 +213,7 @@ func TestDecideStatusesAndHistory(t *testing.T) {
 	if diff := cmp.Diff(wantStatuses, statuses); diff != "" {
 		t.Errorf("statuses carry the raw average and utilization for status.currentMetrics (-want +got):\n%s", diff)
 	}
-	wantHistory := normalize.History{Recommendations: []normalize.Recommendation{{Replicas: 2, Time: now}, {Replicas: 3, Time: now}}}
+	wantHistory := normalize.History{Recommendations: []normalize.Recommendation{{Replicas: 2, Time: now, Since: now}, {Replicas: 3, Time: now, Since: now}}}
 	if diff := cmp.Diff(wantHistory, got.History); diff != "" {
 		t.Errorf("history is seeded with current replicas and records the proposal (-want +got):\n%s", diff)
 	}

@@ -247,8 +247,8 @@ func changes(proposed int32, n normalize.Result, desired int32) []string {
 func normalizeProposal(in Input, proposal int32) int32 {
 	n := normalize.Normalize(normalize.Input{
 		Current: in.SpecReplicas, Desired: proposal, Min: in.MinReplicas, Max: in.MaxReplicas, Behavior: in.Behavior,
-		DownscaleStabilizationWindow: in.Config.DownscaleStabilizationWindow, Interval: in.Config.RoundInterval,
-		History: normalize.SeedHistory(in.History, in.SpecReplicas, in.Now), Now: in.Now,
+		DownscaleStabilizationWindow: in.Config.DownscaleStabilizationWindow,
+		History:                      normalize.SeedHistory(in.History, in.SpecReplicas, in.Now), Now: in.Now,
 	})
 	return n.Replicas
 }

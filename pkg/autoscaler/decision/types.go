@@ -95,8 +95,6 @@ type Config struct {
 	Replicas replicas.Config
 	// DownscaleStabilizationWindow is the default scale-down stabilization window.
 	DownscaleStabilizationWindow time.Duration
-	// RoundInterval is the time between two regular rounds of one autoscaler (normalize.Input.Interval).
-	RoundInterval time.Duration
 }
 
 // DefaultConfig returns upstream's default settings.

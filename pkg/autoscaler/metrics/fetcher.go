@@ -40,9 +40,9 @@ type FetcherConfig struct {
 	External ExternalSource
 	// Clock times the freshness of results; nil means the real clock.
 	Clock clock.PassiveClock
-	// Freshness is how long a result, success or error, is reused; 0 means DefaultFreshness.
-	// Set it below the sync period so that autoscalers due in the same round share a call and
-	// the next round reads anew.
+	// Freshness is how long a result is reused, counted from when it was asked; 0 means
+	// DefaultFreshness. A failure is never reused. Set it below the sync period so that
+	// autoscalers due in the same round share a call and the next round reads anew.
 	Freshness time.Duration
 	// MaxEntries bounds the cached results; 0 means DefaultMaxEntries.
 	MaxEntries int
@@ -86,7 +86,8 @@ type customKey struct {
 
 // Fetcher returns per-pod samples of a namespace, asking each source once per namespace and
 // metric within the freshness period however many autoscalers ask, and sharing a call in
-// progress among concurrent callers. It is safe for concurrent use.
+// progress among concurrent callers; a failed call is shared only by the callers waiting for it
+// and never reused (see caching.policy). It is safe for concurrent use.
 type Fetcher struct {
 	custom     CustomSource
 	resource   ResourceSource
@@ -108,52 +109,17 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 	if cfg.Counter == nil {
 		cfg.Counter = noCounter{}
 	}
-	return &Fetcher{
-		custom:     cfg.Custom,
-		resource:   cfg.Resource,
-		counter:    cfg.Counter,
-		external:   cfg.External,
-		customs:    newCacheOf[customKey, map[string]replicas.Sample](cs),
-		usages:     newCacheOf[string, podUsage](cs),
-		externals:  newCacheOf[customKey, []int64](cs),
-		objects:    newCacheOf[objectKey, map[string]objectValue](cs),
-		containers: newCacheOf[containerKey, containerUsage](cs),
-	}, nil
-}
-
-// caching is the settings of this package's caches, which FetcherConfig and ScrapeTrackerConfig share.
-type caching struct {
-	clock      clock.PassiveClock
-	freshness  time.Duration
-	maxEntries int
-	timeout    time.Duration
-}
-
-// cachingOf defaults the settings left zero: the real clock, DefaultFreshness, DefaultMaxEntries
-// and DefaultTimeout. A negative setting is an ErrInvalidConfig.
-func cachingOf(clk clock.PassiveClock, freshness time.Duration, maxEntries int, timeout time.Duration) (caching, error) {
-	if freshness < 0 || maxEntries < 0 || timeout < 0 {
-		return caching{}, fmt.Errorf("freshness %s, max entries %d, timeout %s: %w", freshness, maxEntries, timeout, ErrInvalidConfig)
+	f := &Fetcher{custom: cfg.Custom, resource: cfg.Resource, counter: cfg.Counter, external: cfg.External}
+	var errs [5]error
+	f.customs, errs[0] = newCacheOf[customKey, map[string]replicas.Sample](cs)
+	f.usages, errs[1] = newCacheOf[string, podUsage](cs)
+	f.externals, errs[2] = newCacheOf[customKey, []int64](cs)
+	f.objects, errs[3] = newCacheOf[objectKey, map[string]objectValue](cs)
+	f.containers, errs[4] = newCacheOf[containerKey, containerUsage](cs)
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, err
 	}
-	c := caching{clock: clk, freshness: freshness, maxEntries: maxEntries, timeout: timeout}
-	if c.clock == nil {
-		c.clock = clock.RealClock{}
-	}
-	if c.freshness == 0 {
-		c.freshness = DefaultFreshness
-	}
-	if c.maxEntries == 0 {
-		c.maxEntries = DefaultMaxEntries
-	}
-	if c.timeout == 0 {
-		c.timeout = DefaultTimeout
-	}
-	return c, nil
-}
-
-// newCacheOf returns a cache with the settings c.
-func newCacheOf[K comparable, V any](c caching) *cache[K, V] {
-	return newCache[K, V](c.clock, c.freshness, c.timeout, c.maxEntries)
+	return f, nil
 }
 
 // PodMetric returns the samples of custom metric for every pod of namespace that has one,

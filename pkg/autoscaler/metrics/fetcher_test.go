@@ -218,19 +218,31 @@ func TestCallerStopsWaitingWhenItsContextEnds(t *testing.T) {
 	}
 }
 
-func TestCacheSizeIsBounded(t *testing.T) {
+func TestTheFetcherPolicyReusesAnswersForTheFreshnessAndFailuresNever(t *testing.T) {
 	var calls atomic.Int32
-	f, _ := newTestFetcher(t, FetcherConfig{Custom: countingCustom(&calls), MaxEntries: 2})
-	for _, m := range []string{"a", "b", "c", "d"} {
-		if _, err := f.PodMetric(t.Context(), "dns", m, nil); err != nil {
-			t.Fatal(err)
+	fail := true
+	src := customFunc(func(ctx context.Context, ns string, sel labels.Selector, info provider.CustomMetricInfo, msel labels.Selector) (*custom_metrics.MetricValueList, error) {
+		if fail {
+			calls.Add(1)
+			return nil, errProm
 		}
+		return countingCustom(&calls)(ctx, ns, sel, info, msel)
+	})
+	f, clk := newTestFetcher(t, FetcherConfig{Custom: src, Freshness: 5 * time.Second, MaxEntries: 2})
+	if got := f.customs.group.Policy(); got.MaxAge != 5*time.Second || got.KeepErrors || got.MaxEntries != 2 || got.Timeout != DefaultTimeout {
+		t.Errorf("policy = %+v, want the freshness, the bound, the default timeout and no reuse of failures", got)
 	}
-	f.customs.mu.Lock()
-	n := len(f.customs.entries)
-	f.customs.mu.Unlock()
-	if n > 2 {
-		t.Errorf("cached entries = %d, want at most 2", n)
+	if _, err := f.PodMetric(t.Context(), "dns", "qps", nil); !errors.Is(err, errProm) {
+		t.Fatalf("first read = %v, want the failure", err)
+	}
+	fail = false
+	clk.Step(time.Second)
+	if _, err := f.PodMetric(t.Context(), "dns", "qps", nil); err != nil {
+		t.Errorf("read after a failure = %v, want a new call", err)
+	}
+	clk.Step(time.Second)
+	if _, err := f.PodMetric(t.Context(), "dns", "qps", nil); err != nil || calls.Load() != 2 {
+		t.Errorf("read within the freshness: %v after %d calls, want the answer reused (2 calls)", err, calls.Load())
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 )
@@ -116,6 +117,7 @@ type ScrapeTrackerConfig struct {
 // ScrapeTracker learns, per namespace, metric and selector, when the data behind a custom metric
 // lands, from a few small queries: one per key per call while the cadence is being learnt, then
 // one per key per refresh. Its cost grows with the distinct keys, never with the autoscalers.
+// Answers of the source are shared under the same policy as the Fetcher's (see caching.policy).
 // It is safe for concurrent use.
 type ScrapeTracker struct {
 	src     SampleTimeSource
@@ -124,14 +126,18 @@ type ScrapeTracker struct {
 	max     int
 	answers *cache[landingKey, time.Time]
 
+	checks sync.WaitGroup
+
 	mu      sync.Mutex
 	entries map[landingKey]trackedCadence
 }
 
-// trackedCadence is a key's cadence and when it was last checked.
+// trackedCadence is a key's cadence, when it was last checked, and whether a check started by
+// Known is under way.
 type trackedCadence struct {
-	cadence Cadence
-	checked time.Time
+	cadence  Cadence
+	checked  time.Time
+	checking bool
 }
 
 // NewScrapeTracker returns a ScrapeTracker over cfg.Source.
@@ -146,10 +152,13 @@ func NewScrapeTracker(cfg ScrapeTrackerConfig) (*ScrapeTracker, error) {
 	if cfg.Refresh == 0 {
 		cfg.Refresh = DefaultScrapeRefresh
 	}
+	answers, err := newCacheOf[landingKey, time.Time](cs)
+	if err != nil {
+		return nil, fmt.Errorf("scrape tracker: %w", err)
+	}
 	return &ScrapeTracker{
 		src: cfg.Source, clock: cs.clock, refresh: cfg.Refresh, max: cs.maxEntries,
-		answers: newCacheOf[landingKey, time.Time](cs),
-		entries: map[landingKey]trackedCadence{},
+		answers: answers, entries: map[landingKey]trackedCadence{},
 	}, nil
 }
 
@@ -162,61 +171,135 @@ type landingKey struct {
 	source, namespace, group, kind, metric, selector string
 }
 
-// Cadence returns the cadence of the pods metric in namespace narrowed by metricSelector (nil
-// means every series), asking the source only while it is being learnt or due for a refresh. A
-// failed ask keeps what was known: a round is then merely not aligned.
-func (s *ScrapeTracker) Cadence(ctx context.Context, namespace, metric string, metricSelector labels.Selector) (Cadence, error) {
-	metricSelector = everythingIfNil(metricSelector)
-	key := landingKey{source: SourceCustom, namespace: namespace, metric: metric, selector: metricSelector.String()}
-	return s.cadence(ctx, key, func(ctx context.Context) (time.Time, error) {
-		info := provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "pods"}, Namespaced: true, Metric: metric}
-		return s.src.LastSample(ctx, namespace, info, metricSelector)
-	})
+// Landing names the series one cadence is learnt for and how to ask the source when they last
+// landed. Build it with PodsLanding, ObjectLanding or ExternalLanding.
+type Landing struct {
+	key landingKey
+	ask func(context.Context) (time.Time, error)
 }
 
-// ObjectCadence is Cadence for the metric of the objects of kind in namespace (an Object metric),
-// read as Fetcher.ObjectMetric reads it: every object of that kind, so one key serves every
-// object.
-func (s *ScrapeTracker) ObjectCadence(ctx context.Context, namespace string, kind schema.GroupKind, metric string, metricSelector labels.Selector) (Cadence, error) {
+// PodsLanding is the Landing of the pods metric in namespace narrowed by metricSelector (nil
+// means every series).
+func (s *ScrapeTracker) PodsLanding(namespace, metric string, metricSelector labels.Selector) Landing {
+	metricSelector = everythingIfNil(metricSelector)
+	info := provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "pods"}, Namespaced: true, Metric: metric}
+	return Landing{
+		key: landingKey{source: SourceCustom, namespace: namespace, metric: metric, selector: metricSelector.String()},
+		ask: func(ctx context.Context) (time.Time, error) {
+			return s.src.LastSample(ctx, namespace, info, metricSelector)
+		},
+	}
+}
+
+// ObjectLanding is the Landing of the metric of the objects of kind in namespace (an Object
+// metric), read as Fetcher.ObjectMetric reads it: every object of that kind, so one key serves
+// every object.
+func (s *ScrapeTracker) ObjectLanding(namespace string, kind schema.GroupKind, metric string, metricSelector labels.Selector) Landing {
 	metricSelector = everythingIfNil(metricSelector)
 	info, ns := objectInfo(namespace, kind, metric)
-	key := landingKey{source: SourceObject, namespace: ns, group: kind.Group, kind: kind.Kind, metric: metric, selector: metricSelector.String()}
-	return s.cadence(ctx, key, func(ctx context.Context) (time.Time, error) {
-		return s.src.LastSample(ctx, ns, info, metricSelector)
-	})
+	return Landing{
+		key: landingKey{source: SourceObject, namespace: ns, group: kind.Group, kind: kind.Kind, metric: metric, selector: metricSelector.String()},
+		ask: func(ctx context.Context) (time.Time, error) { return s.src.LastSample(ctx, ns, info, metricSelector) },
+	}
 }
 
-// ExternalCadence is Cadence for an external metric read in namespace.
-func (s *ScrapeTracker) ExternalCadence(ctx context.Context, namespace, metric string, metricSelector labels.Selector) (Cadence, error) {
+// ExternalLanding is the Landing of an external metric read in namespace.
+func (s *ScrapeTracker) ExternalLanding(namespace, metric string, metricSelector labels.Selector) Landing {
 	metricSelector = everythingIfNil(metricSelector)
-	key := landingKey{source: SourceExternal, namespace: namespace, metric: metric, selector: metricSelector.String()}
-	return s.cadence(ctx, key, func(ctx context.Context) (time.Time, error) {
-		return s.src.LastExternalSample(ctx, namespace, metricSelector, provider.ExternalMetricInfo{Metric: metric})
-	})
+	return Landing{
+		key: landingKey{source: SourceExternal, namespace: namespace, metric: metric, selector: metricSelector.String()},
+		ask: func(ctx context.Context) (time.Time, error) {
+			return s.src.LastExternalSample(ctx, namespace, metricSelector, provider.ExternalMetricInfo{Metric: metric})
+		},
+	}
 }
 
-// cadence returns key's cadence, asking when it is being learnt or due for a refresh.
-func (s *ScrapeTracker) cadence(ctx context.Context, key landingKey, ask func(context.Context) (time.Time, error)) (Cadence, error) {
+// Learn returns l's cadence, asking the source and waiting for its answer when the cadence is
+// being learnt or due for a refresh. A failed ask keeps what was known: a round is then merely
+// not aligned.
+func (s *ScrapeTracker) Learn(ctx context.Context, l Landing) (Cadence, error) {
 	now := s.clock.Now()
-	s.mu.Lock()
-	e := s.entries[key]
-	s.mu.Unlock()
-	if e.cadence.Known() && now.Sub(e.checked) < s.refresh {
+	e, due := s.due(l.key, now)
+	if !due {
 		return e.cadence, nil
 	}
-	landed, err := s.answers.get(ctx, key, ask)
+	landed, err := s.answers.get(ctx, l.key, l.ask)
 	if err != nil {
-		return e.cadence, fmt.Errorf("last sample of %s metric %s in namespace %q: %w", key.source, key.metric, key.namespace, err)
+		return e.cadence, fmt.Errorf("last sample of %s metric %s in namespace %q: %w", l.key.source, l.key.metric, l.key.namespace, err)
 	}
+	return s.observe(l.key, landed, now), nil
+}
+
+// Known returns what is known of l's cadence without waiting for the source: when a check is
+// due, it starts one in the background (one per key at a time, bounded by the timeout and ended
+// with ctx), whose answer a later call sees. A caller on a round's path uses it, so that a slow
+// source never delays a round.
+func (s *ScrapeTracker) Known(ctx context.Context, l Landing) Cadence {
+	e, due := s.due(l.key, s.clock.Now())
+	if !due || !s.startChecking(l.key) {
+		return e.cadence
+	}
+	s.checks.Go(func() {
+		defer s.stopChecking(l.key)
+		if _, err := s.Learn(ctx, l); err != nil {
+			klog.FromContext(ctx).V(4).Info("No landing time for the metric", "metric", l.key.metric, "namespace", l.key.namespace, "err", err)
+		}
+	})
+	return e.cadence
+}
+
+// Wait waits for the checks Known started in the background; they end with the ctx they were
+// started with, or with the source's answer (bounded by the timeout).
+func (s *ScrapeTracker) Wait() { s.checks.Wait() }
+
+// due returns key's entry and whether it should be checked at now: while it is being learnt,
+// and once per refresh after.
+func (s *ScrapeTracker) due(key landingKey, now time.Time) (trackedCadence, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e = s.entries[key]
-	e.cadence, e.checked = e.cadence.observe(landed), now
+	e := s.entries[key]
+	return e, !e.cadence.Known() || now.Sub(e.checked) >= s.refresh
+}
+
+// startChecking marks a background check of key under way; false if one already is.
+func (s *ScrapeTracker) startChecking(key landingKey) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[key]
+	if e.checking {
+		return false
+	}
+	e.checking = true
+	s.put(key, e)
+	return true
+}
+
+func (s *ScrapeTracker) stopChecking(key landingKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.entries[key]; ok {
+		e.checking = false
+		s.entries[key] = e
+	}
+}
+
+// observe records a landing seen at checked and returns the key's cadence.
+func (s *ScrapeTracker) observe(key landingKey, landed, checked time.Time) Cadence {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[key]
+	e.cadence, e.checked = e.cadence.observe(landed), checked
+	s.put(key, e)
+	return e.cadence
+}
+
+// put stores e under key, starting over rather than growing past the bound (cadences are
+// relearnt in a few rounds). s.mu is held.
+func (s *ScrapeTracker) put(key landingKey, e trackedCadence) {
 	if _, ok := s.entries[key]; !ok && len(s.entries) >= s.max {
-		clear(s.entries) // bounded: start over rather than grow; cadences are relearnt in a few rounds
+		clear(s.entries)
 	}
 	s.entries[key] = e
-	return e.cadence, nil
 }
 
 // everythingIfNil reads a nil metric selector as every series.

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -127,7 +128,7 @@ func TestScrapeTrackerAsksWhileLearningThenOncePerRefresh(t *testing.T) {
 	ctx := t.Context()
 	var c Cadence
 	for range 3 { // rounds 15 s apart: learnt after the second
-		if c, err = tr.Cadence(ctx, "ns", "qps", nil); err != nil {
+		if c, err = tr.Learn(ctx, tr.PodsLanding("ns", "qps", nil)); err != nil {
 			t.Fatal(err)
 		}
 		clk.Step(15 * time.Second)
@@ -137,7 +138,7 @@ func TestScrapeTrackerAsksWhileLearningThenOncePerRefresh(t *testing.T) {
 	}
 	asked := src.calls
 	for range 3 { // 45 s more: within the refresh, no question asked
-		if _, err := tr.Cadence(ctx, "ns", "qps", nil); err != nil {
+		if _, err := tr.Learn(ctx, tr.PodsLanding("ns", "qps", nil)); err != nil {
 			t.Fatal(err)
 		}
 		clk.Step(15 * time.Second)
@@ -146,12 +147,12 @@ func TestScrapeTrackerAsksWhileLearningThenOncePerRefresh(t *testing.T) {
 		t.Errorf("calls within the refresh = %d, want 0", src.calls-asked)
 	}
 	clk.Step(time.Minute)
-	if _, err := tr.Cadence(ctx, "ns", "qps", nil); err != nil || src.calls != asked+1 {
+	if _, err := tr.Learn(ctx, tr.PodsLanding("ns", "qps", nil)); err != nil || src.calls != asked+1 {
 		t.Errorf("after the refresh: calls %d, err %v; want one more call", src.calls-asked, err)
 	}
 	src.err = errors.New("prometheus down")
 	clk.Step(2 * time.Minute)
-	got, err := tr.Cadence(ctx, "ns", "qps", nil)
+	got, err := tr.Learn(ctx, tr.PodsLanding("ns", "qps", nil))
 	if err == nil || got.Interval != 15*time.Second {
 		t.Errorf("a failed ask = %+v, %v; want the known cadence and the error", got, err)
 	}
@@ -169,10 +170,10 @@ func TestScrapeTrackerLearnsEachMetricKindApartFromItsOwnSeries(t *testing.T) {
 	ns := schema.GroupKind{Kind: "Namespace"}
 	for range 2 {
 		for _, ask := range []func() (Cadence, error){
-			func() (Cadence, error) { return tr.Cadence(ctx, "ns", "qps", nil) },
-			func() (Cadence, error) { return tr.ObjectCadence(ctx, "ns", svc, "qps", nil) },
-			func() (Cadence, error) { return tr.ObjectCadence(ctx, "ns", ns, "qps", nil) },
-			func() (Cadence, error) { return tr.ExternalCadence(ctx, "ns", "qps", nil) },
+			func() (Cadence, error) { return tr.Learn(ctx, tr.PodsLanding("ns", "qps", nil)) },
+			func() (Cadence, error) { return tr.Learn(ctx, tr.ObjectLanding("ns", svc, "qps", nil)) },
+			func() (Cadence, error) { return tr.Learn(ctx, tr.ObjectLanding("ns", ns, "qps", nil)) },
+			func() (Cadence, error) { return tr.Learn(ctx, tr.ExternalLanding("ns", "qps", nil)) },
 		} {
 			if _, err := ask(); err != nil {
 				t.Fatal(err)
@@ -185,12 +186,63 @@ func TestScrapeTrackerLearnsEachMetricKindApartFromItsOwnSeries(t *testing.T) {
 		t.Errorf("asked (-want +got):\n%s", diff)
 	}
 	for name, c := range map[string]func() (Cadence, error){
-		"object":   func() (Cadence, error) { return tr.ObjectCadence(ctx, "ns", svc, "qps", nil) },
-		"external": func() (Cadence, error) { return tr.ExternalCadence(ctx, "ns", "qps", nil) },
+		"object":   func() (Cadence, error) { return tr.Learn(ctx, tr.ObjectLanding("ns", svc, "qps", nil)) },
+		"external": func() (Cadence, error) { return tr.Learn(ctx, tr.ExternalLanding("ns", "qps", nil)) },
 	} {
 		got, err := c()
 		if err != nil || got.Interval != 15*time.Second {
 			t.Errorf("%s cadence = %+v, %v; want the 15 s interval learnt", name, got, err)
 		}
 	}
+}
+
+func TestKnownNeverWaitsForTheSourceAndLearnsInTheBackground(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	release := make(chan struct{})
+	src := &blockingLandings{landings: landings{clock: clk, every: 15 * time.Second, phase: 4 * time.Second}, release: release}
+	tr, err := NewScrapeTracker(ScrapeTrackerConfig{Source: src, Clock: clk, Freshness: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := tr.PodsLanding("ns", "qps", nil)
+	if got := tr.Known(t.Context(), l); got != (Cadence{}) {
+		t.Errorf("Known while the source hangs = %+v, want nothing known yet", got)
+	}
+	close(release)
+	var got Cadence
+	for i := 0; i < 2; i++ { // two landings 15 s apart, each seen by a background check
+		deadline := time.Now().Add(5 * time.Second)
+		want := i + 1
+		for src.answered() < want && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		tr.Wait()
+		clk.Step(15 * time.Second)
+		got = tr.Known(t.Context(), l)
+	}
+	if got.Last.IsZero() {
+		t.Errorf("Known after the source answered = %+v, want its landing", got)
+	}
+}
+
+// blockingLandings answers as landings once release is closed.
+type blockingLandings struct {
+	landings
+	release chan struct{}
+	mu      sync.Mutex
+	n       int
+}
+
+func (b *blockingLandings) LastSample(ctx context.Context, ns string, info provider.CustomMetricInfo, sel labels.Selector) (time.Time, error) {
+	<-b.release
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.n++
+	return b.landings.LastSample(ctx, ns, info, sel)
+}
+
+func (b *blockingLandings) answered() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n
 }

@@ -2,6 +2,7 @@ package normalize
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -50,6 +51,19 @@ func expand(steps []step) []int32 {
 
 // randomWalk is a deterministic sequence of recommendations between 1 and 9 that holds each value
 // for a random number of rounds.
+// withOutages replaces a random stretch of rounds, every few dozen rounds, by rounds that make
+// no recommendation.
+func withOutages(desired []int32, seed uint64) []int32 {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	out := slices.Clone(desired)
+	for i := rng.IntN(30); i < len(out); i += 20 + rng.IntN(40) {
+		for j := i; j < min(len(out), i+1+rng.IntN(30)); j++ {
+			out[j] = noRecommendation
+		}
+	}
+	return out
+}
+
 func randomWalk(seed uint64, n int) []int32 {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	out := make([]int32, 0, n)
@@ -70,17 +84,27 @@ type roundsResult struct {
 	valueChanges         int
 }
 
-// runRounds makes one round every interval with each desired value, starting at current 5 and
-// an empty history, and records the stabilized recommendation from the runs and from upstream's
-// per-round list. The current replicas follow the runs' decisions.
+// noRecommendation is a round whose metrics failed: it records nothing, as upstream.
+const noRecommendation = -1
+
+// runRounds makes one round every interval with each desired value (noRecommendation: a round
+// that makes none), starting at current 5 and the history start (upstream's list holds the same
+// entries), and records the stabilized recommendation from the runs and from upstream's per-round
+// list. The current replicas follow the runs' decisions. A round that changes the checkpoint
+// (see Checkpoint) counts as a history change.
 func runRounds(desired []int32, b *Behavior, window, interval time.Duration, start History) roundsResult {
 	var res roundsResult
 	h := start
 	list := append([]Recommendation(nil), start.Recommendations...)
 	current := int32(5)
 	t := now
-	prev := int32(-1)
+	prev := int32(noRecommendation)
 	for _, d := range desired {
+		if d == noRecommendation {
+			res.stabilized, res.upstream = append(res.stabilized, noRecommendation), append(res.upstream, noRecommendation)
+			t = t.Add(interval)
+			continue
+		}
 		if len(list) == 0 {
 			list = []Recommendation{{Replicas: current, Time: t}}
 		}
@@ -88,10 +112,9 @@ func runRounds(desired []int32, b *Behavior, window, interval time.Duration, sta
 		list = append(list, Recommendation{Replicas: d, Time: t})
 
 		r := Normalize(Input{Current: current, Desired: d, Min: 1, Max: 100, Behavior: b,
-			DownscaleStabilizationWindow: window, Interval: interval, History: h, Now: t})
+			DownscaleStabilizationWindow: window, History: h, Now: t})
 		res.stabilized = append(res.stabilized, r.Stabilized)
-		if len(r.History.Recommendations) != len(h.Recommendations) || (len(h.Recommendations) > 0 &&
-			r.History.Recommendations[len(h.Recommendations)-1] != h.Recommendations[len(h.Recommendations)-1]) {
+		if !slices.Equal(Checkpoint(r.History.Recommendations), Checkpoint(h.Recommendations)) {
 			res.historyChanges++
 		}
 		if d != prev {
@@ -134,6 +157,11 @@ func TestRunsStabilizeAsUpstreamsPerRoundList(t *testing.T) {
 		{"random walk 1", randomWalk(1, 400)},
 		{"random walk 2", randomWalk(2, 400)},
 		{"random walk 3", randomWalk(3, 400)},
+		// Issue 22: upstream records nothing while metrics fail, so 9 ages out during an outage
+		// longer than the window; a run must not stretch over the rounds that made nothing.
+		{"9, a 10-minute outage, then 3", expand([]step{{9, 20}, {noRecommendation, 40}, {3, 30}})},
+		{"an outage inside a run of one value", expand([]step{{6, 10}, {noRecommendation, 30}, {6, 3}, {2, 30}})},
+		{"random walk with outages", withOutages(randomWalk(4, 400), 4)},
 	}
 	for _, b := range behaviors {
 		for _, s := range sequences {
@@ -188,14 +216,15 @@ func TestSteadyRecommendationHoldsAScaleDownForTheWholeWindow(t *testing.T) {
 
 func TestPerRoundListsFromOlderVersionsReadAsRuns(t *testing.T) {
 	// An older podpilot persisted one entry per round: those are one-round runs, and the
-	// newest is the ongoing run, so the next rounds stabilize exactly as upstream's list.
+	// newest, read back as still made until the previous round, is the last entry of upstream's
+	// list, so the next rounds stabilize exactly as upstream's list.
 	const interval = 15 * time.Second
 	var old []Recommendation
 	for i := 20; i >= 1; i-- {
 		old = append(old, Recommendation{Replicas: int32(3 + i%4), Time: now.Add(-time.Duration(i) * interval)})
 	}
 	for _, b := range []*Behavior{nil, {}} {
-		got := runRounds(expand([]step{{2, 40}}), b, 5*time.Minute, interval, History{Recommendations: old})
+		got := runRounds(expand([]step{{2, 40}}), b, 5*time.Minute, interval, History{Recommendations: FromCheckpoint(old, now.Add(-interval))})
 		for i := range got.upstream {
 			if got.stabilized[i] != got.upstream[i] {
 				t.Fatalf("behavior %v, round %d: runs stabilize to %d, upstream's list to %d", b != nil, i, got.stabilized[i], got.upstream[i])

@@ -39,9 +39,6 @@ type Input struct {
 	Behavior *Behavior
 	// DownscaleStabilizationWindow is the flag-configured downscale window (the default for Behavior too).
 	DownscaleStabilizationWindow time.Duration
-	// Interval is the time between two regular rounds. It dates the last round of the ongoing run
-	// of equal recommendations, which History does not record (see History); 0 dates it now.
-	Interval time.Duration
 	// History is the state from previous rounds.
 	History History
 	// Now is the time of this round.
@@ -71,7 +68,7 @@ func SeedHistory(h History, current int32, now time.Time) History {
 	if len(h.Recommendations) > 0 {
 		return h
 	}
-	h.Recommendations = []Recommendation{{Replicas: current, Time: now}}
+	h.Recommendations = []Recommendation{{Replicas: current, Time: now, Since: now}}
 	return h
 }
 
@@ -86,15 +83,14 @@ func Normalize(in Input) Result {
 }
 
 func normalizeLegacy(in Input) Result {
-	seen := lastSeen(in.History.Recommendations, in.Interval, in.Now)
-	res := Result{Stabilized: stabilizeDown(seen, in.Desired, in.DownscaleStabilizationWindow, in.Now)}
+	res := Result{Stabilized: stabilizeDown(in.History.Recommendations, in.Desired, in.DownscaleStabilizationWindow, in.Now)}
 	res.StabilizeReason, res.StabilizeMessage = ReasonReadyForNewScale, MessageReadyForNewScale
 	if res.Stabilized != in.Desired {
 		res.StabilizeReason, res.StabilizeMessage = ReasonScaleDownStabilized, MessageScaleDownStabilized
 	}
 	res.Replicas, res.LimitReason, res.LimitMessage = clampLegacy(in.Current, res.Stabilized, in.Min, in.Max)
 	res.Limited = res.Replicas != res.Stabilized
-	res.History = History{Recommendations: Record(in.History.Recommendations, in.Desired, in.DownscaleStabilizationWindow, in.Interval, in.Now)}
+	res.History = History{Recommendations: Record(in.History.Recommendations, in.Desired, in.DownscaleStabilizationWindow, in.Now)}
 	return res
 }
 
@@ -111,7 +107,7 @@ func normalizeWithBehavior(in Input, b Behavior) Result {
 	res.Replicas, res.LimitReason, res.LimitMessage = limitWithBehavior(in, res.Stabilized, in.History, up, down)
 	res.Limited = res.Replicas != res.Stabilized
 	res.History = History{
-		Recommendations: Record(in.History.Recommendations, in.Desired, max(up.window(), down.window()), in.Interval, in.Now),
+		Recommendations: Record(in.History.Recommendations, in.Desired, max(up.window(), down.window()), in.Now),
 		ScaleUpEvents:   in.History.ScaleUpEvents,
 		ScaleDownEvents: in.History.ScaleDownEvents,
 	}
@@ -136,7 +132,7 @@ func stabilizeDown(recs []Recommendation, desired int32, window time.Duration, n
 func stabilizeWithBehavior(in Input, upWindow, downWindow time.Duration) (int32, string, string) {
 	upCutoff, downCutoff := in.Now.Add(-upWindow), in.Now.Add(-downWindow)
 	upRecommendation, downRecommendation := in.Desired, in.Desired
-	for _, r := range lastSeen(in.History.Recommendations, in.Interval, in.Now) {
+	for _, r := range in.History.Recommendations {
 		if r.Time.After(upCutoff) {
 			upRecommendation = min(upRecommendation, r.Replicas)
 		}
@@ -151,49 +147,23 @@ func stabilizeWithBehavior(in Input, upWindow, downWindow time.Duration) (int32,
 	return recommendation, ReasonScaleDownStabilized, MessageScaleDownStabilized
 }
 
-// lastSeen returns recs with each entry dated when its recommendation was last made: an ended
-// run keeps its time; the newest, ongoing run was last made at the previous round, one interval
-// before now but not before the run started (now when the interval is unknown).
-func lastSeen(recs []Recommendation, interval time.Duration, now time.Time) []Recommendation {
-	n := len(recs)
-	if n == 0 {
-		return recs
-	}
-	out := slices.Clone(recs)
-	last := now
-	if interval > 0 {
-		last = now.Add(-interval)
-	}
-	out[n-1].Time = maxTime(recs[n-1].Time, last)
-	if out[n-1].Time.After(now) {
-		out[n-1].Time = now
-	}
-	return out
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
 // Record returns recs with desired recommended at now, as runs of equal recommendations (see
-// History). The same recommendation as the ongoing run continues it and returns recs unchanged;
-// a different one ends the ongoing run at its last round (see lastSeen), drops the ended runs last
-// made before now-keep, and starts a new run at now.
-func Record(recs []Recommendation, desired int32, keep, interval time.Duration, now time.Time) []Recommendation {
+// History). The same recommendation as the newest run continues it: the run is now last made at
+// now. A different one drops the runs last made before now-keep and starts a new run at now.
+func Record(recs []Recommendation, desired int32, keep time.Duration, now time.Time) []Recommendation {
 	if n := len(recs); n > 0 && recs[n-1].Replicas == desired {
-		return recs
+		out := slices.Clone(recs)
+		out[n-1].Time = now
+		return out
 	}
 	cutoff := now.Add(-keep)
 	out := make([]Recommendation, 0, len(recs)+1)
-	for _, r := range lastSeen(recs, interval, now) {
+	for _, r := range recs {
 		if !r.Time.Before(cutoff) {
 			out = append(out, r)
 		}
 	}
-	return append(out, Recommendation{Replicas: desired, Time: now})
+	return append(out, Recommendation{Replicas: desired, Time: now, Since: now})
 }
 
 // RecordScaleEvent returns h with a rescale from prev to next recorded at now, as upstream's

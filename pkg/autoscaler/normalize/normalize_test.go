@@ -199,28 +199,28 @@ func TestNormalizeHistory(t *testing.T) {
 		history  History
 		want     History
 	}{{
-		name: "without behavior: a new recommendation ends the ongoing run at the previous round, drops runs older than the window and the events",
+		name: "without behavior: a new recommendation starts a run, drops runs older than the window and the events",
 		history: History{
-			Recommendations: []Recommendation{{Replicas: 9, Time: ago(6 * time.Minute)}, {Replicas: 4, Time: ago(time.Minute)}},
+			Recommendations: []Recommendation{{Replicas: 9, Time: ago(6 * time.Minute)}, {Replicas: 4, Time: ago(15 * time.Second)}},
 			ScaleUpEvents:   []ScaleEvent{{Change: 1, Time: ago(time.Second)}},
 		},
-		want: History{Recommendations: []Recommendation{{Replicas: 4, Time: ago(15 * time.Second)}, {Replicas: 3, Time: now}}},
+		want: History{Recommendations: []Recommendation{{Replicas: 4, Time: ago(15 * time.Second)}, {Replicas: 3, Time: now, Since: now}}},
 	}, {
-		name: "the recommendation of the ongoing run leaves the history as it was, however old its runs",
+		name: "the recommendation of the newest run continues it: last made now, started when it started",
 		history: History{
-			Recommendations: []Recommendation{{Replicas: 9, Time: ago(6 * time.Minute)}, {Replicas: 3, Time: ago(time.Hour)}},
+			Recommendations: []Recommendation{{Replicas: 9, Time: ago(6 * time.Minute)}, {Replicas: 3, Time: ago(15 * time.Second), Since: ago(time.Hour)}},
 		},
-		want: History{Recommendations: []Recommendation{{Replicas: 9, Time: ago(6 * time.Minute)}, {Replicas: 3, Time: ago(time.Hour)}}},
+		want: History{Recommendations: []Recommendation{{Replicas: 9, Time: ago(6 * time.Minute)}, {Replicas: 3, Time: now, Since: ago(time.Hour)}}},
 	}, {
 		name:     "with behavior: keeps runs for the longer window; events stay until the next event of their direction",
 		behavior: &Behavior{ScaleUp: &Rules{StabilizationWindow: dur(10 * time.Minute), Policies: []Policy{{Type: PodsPolicy, Value: 1, Period: time.Minute}}}},
 		history: History{
-			Recommendations: []Recommendation{{Replicas: 9, Time: ago(11 * time.Minute)}, {Replicas: 4, Time: ago(8 * time.Minute)}},
+			Recommendations: []Recommendation{{Replicas: 9, Time: ago(11 * time.Minute)}, {Replicas: 4, Time: ago(15 * time.Second)}},
 			ScaleUpEvents:   []ScaleEvent{{Change: 1, Time: ago(2 * time.Minute)}, {Change: 2, Time: ago(30 * time.Second)}},
 			ScaleDownEvents: []ScaleEvent{{Change: 1, Time: ago(20 * time.Second)}, {Change: 1, Time: ago(5 * time.Second)}},
 		},
 		want: History{
-			Recommendations: []Recommendation{{Replicas: 4, Time: ago(15 * time.Second)}, {Replicas: 3, Time: now}},
+			Recommendations: []Recommendation{{Replicas: 4, Time: ago(15 * time.Second)}, {Replicas: 3, Time: now, Since: now}},
 			ScaleUpEvents:   []ScaleEvent{{Change: 1, Time: ago(2 * time.Minute)}, {Change: 2, Time: ago(30 * time.Second)}},
 			ScaleDownEvents: []ScaleEvent{{Change: 1, Time: ago(20 * time.Second)}, {Change: 1, Time: ago(5 * time.Second)}},
 		},
@@ -229,7 +229,7 @@ func TestNormalizeHistory(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := cloneHistory(tc.history)
 			got := Normalize(Input{Current: 3, Desired: 3, Min: 1, Max: 10, Behavior: tc.behavior,
-				DownscaleStabilizationWindow: DefaultDownscaleStabilizationWindow, Interval: 15 * time.Second, History: tc.history, Now: now})
+				DownscaleStabilizationWindow: DefaultDownscaleStabilizationWindow, History: tc.history, Now: now})
 			if diff := cmp.Diff(tc.want, got.History, cmpEmpty); diff != "" {
 				t.Errorf("Normalize().History mismatch (-want +got):\n%s", diff)
 			}

@@ -9,8 +9,11 @@ const DefaultDownscaleStabilizationWindow = 5 * time.Minute
 type Recommendation struct {
 	// Replicas is the proposal before normalization.
 	Replicas int32
-	// Time is when it was last proposed; for the newest, ongoing run, when it was first proposed.
+	// Time is when it was last proposed: a stabilization window sees the run while it sees Time.
 	Time time.Time
+	// Since is when the run started; zero when unknown (a run read back from a checkpoint that
+	// kept only its end). A checkpoint dates the newest run by it (see Checkpoint).
+	Since time.Time
 }
 
 // ScaleEvent is one applied change of the replica count.
@@ -22,14 +25,15 @@ type ScaleEvent struct {
 }
 
 // History is the state stabilization and rate limits need across rounds. It is plain data: the
-// controller persists it and passes it back in; functions here return an updated copy.
+// controller keeps it, checkpoints it and passes it back in; functions here return an updated
+// copy.
 //
-// Recommendations are kept as runs of equal consecutive recommendations, so that the history
-// changes only when the recommendation does. Every entry but the newest is an ended run, dated
-// the last round it was made (a per-round list is a history of one-round runs, so both read
-// alike); the newest is the ongoing run, dated the round it started, and counts as made at the
-// previous round. A stabilization window sees a run exactly when it sees the run's last round,
-// so the window's maximum (or minimum) over runs equals upstream's over its per-round list.
+// Recommendations are kept as runs of equal consecutive recommendations, each dated the last
+// round that made it (a per-round list is a history of one-round runs, so both read alike). A
+// round that makes no recommendation (its metrics failed) records nothing, so a run never
+// stretches over rounds that did not make it, as upstream records nothing then. A stabilization
+// window sees a run exactly when it sees the run's last round, so the window's maximum (or
+// minimum) over runs equals upstream's over its per-round list.
 type History struct {
 	// Recommendations are the recent raw proposals as runs, oldest first.
 	Recommendations []Recommendation
@@ -157,4 +161,14 @@ func (r Rules) longestPeriod() time.Duration {
 		longest = max(longest, p.Period)
 	}
 	return longest
+}
+
+// LongestPeriod returns the longest policy period of b's rules of both directions, defaults
+// applied: how far back a scale event can still count.
+func LongestPeriod(b *Behavior) time.Duration {
+	if b == nil {
+		return 0
+	}
+	up, down := b.Resolve(0)
+	return max(up.longestPeriod(), down.longestPeriod())
 }

@@ -179,6 +179,9 @@ func requestsOf(live []Pod, t Target) (map[string]int64, error) {
 	}
 	requests := make(map[string]int64, len(live))
 	for _, pod := range live {
+		if err := pod.RequestErrs[t.Resource]; err != nil {
+			return nil, fmt.Errorf("pod %s: %w", pod.Name, err)
+		}
 		have := pod.Requests
 		if t.Container != "" {
 			var ok bool

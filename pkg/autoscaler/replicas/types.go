@@ -59,6 +59,10 @@ type Pod struct {
 	// container name (regular and restartable init containers); a resource is absent when that
 	// container lacks the request. Only ContainerResource targets read it.
 	ContainerRequests map[string]map[corev1.ResourceName]int64
+	// RequestErrs holds, by resource, why a request of the pod or of one of its containers could
+	// not be read as milli-units (ErrValueOutOfRange); a Utilization target on that resource then
+	// fails its metric, which holds the replicas, rather than read the request as absent or wrapped.
+	RequestErrs map[corev1.ResourceName]error
 }
 
 // Sample is one pod's metric value.

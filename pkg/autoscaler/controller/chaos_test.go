@@ -1,0 +1,185 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/metrics/pkg/apis/custom_metrics"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+)
+
+// chaosSpec: 1 to 20 replicas; up by at most 2 pods and down by at most 1 pod per 60 s; a 30 s
+// scale-up and a 45 s scale-down stabilization window. Both directions' policies share one
+// period, so that a change older than it counts for no policy.
+const (
+	chaosPeriod     = 60 * time.Second
+	chaosUp         = 2
+	chaosDown       = 1
+	chaosUpWindow   = 30 * time.Second
+	chaosDownWindow = 45 * time.Second
+)
+
+func chaosAutoscaler(pa *podpilotv1alpha1.PodAutoscaler) {
+	pa.Spec.MaxReplicas = 20
+	pa.Spec.Behavior = &podpilotv1alpha1.PodAutoscalerBehavior{
+		ScaleUp: &podpilotv1alpha1.ScalingRules{StabilizationWindowSeconds: ptr.To(int32(chaosUpWindow / time.Second)),
+			Policies: []podpilotv1alpha1.ScalingPolicy{{Type: podpilotv1alpha1.PodsScalingPolicy, Value: chaosUp, PeriodSeconds: int32(chaosPeriod / time.Second)}}},
+		ScaleDown: &podpilotv1alpha1.ScalingRules{StabilizationWindowSeconds: ptr.To(int32(chaosDownWindow / time.Second)),
+			Policies: []podpilotv1alpha1.ScalingPolicy{{Type: podpilotv1alpha1.PodsScalingPolicy, Value: chaosDown, PeriodSeconds: int32(chaosPeriod / time.Second)}}},
+	}
+}
+
+// change is one change of the target's replicas as stored, and when.
+type change struct {
+	at       time.Time
+	from, to int32
+}
+
+// recommendation is what a round was asked to recommend: the metric it read.
+type recommendation struct {
+	at       time.Time
+	replicas int32
+}
+
+// chaos is a fixture whose writes fail at random.
+type chaos struct {
+	*fixture
+	rng    *rand.Rand
+	value  int32 // the metric's value per pod now, in thousands (2 pods against 2000 recommend value)
+	served int32 // the value the metric source last answered, which the rounds since read
+}
+
+// inject makes, at random: a scale write refused (12%) or applied with its answer lost (6%); a
+// status write refused (30%) or a conflict (10%); every event dropped (the recorder keeps none).
+func (c *chaos) inject() {
+	c.kube.PrependReactor("update", "deployments", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "scale" {
+			return false, nil, nil
+		}
+		switch r := c.rng.Float64(); {
+		case r < 0.12:
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "vg1-vanguard", fmt.Errorf("chaos"))
+		case r < 0.18:
+			_, _, _ = updateScale(c.kube, appsv1.SchemeGroupVersion.WithResource("deployments"))(a) // applied, then the answer is lost
+			return true, nil, apierrors.NewTimeoutError("chaos: request timed out", 1)
+		}
+		return false, nil, nil
+	})
+	c.podpilot.PrependReactor("update", "podautoscalers", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "status" {
+			return false, nil, nil
+		}
+		switch r := c.rng.Float64(); {
+		case r < 0.30:
+			return true, nil, errStatusDenied
+		case r < 0.40:
+			return true, nil, apierrors.NewConflict(schema.GroupResource{Group: podpilotv1alpha1.GroupName, Resource: "podautoscalers"}, paKey.Name, fmt.Errorf("chaos"))
+		}
+		return false, nil, nil
+	})
+}
+
+// TestRandomWriteFailuresNeverExceedAPolicyOrAWindow runs many rounds at random intervals with a
+// random metric, while scale, status and event writes fail at random and status writes
+// conflict, and checks every change of the target's stored replicas against the spec: no more
+// than the policies allow within their period, and no scale-down (up) past the highest (lowest)
+// recommendation of its window. Seeds 1 to 20 (4,000 rounds); a failing seed is kept as a case of its own.
+func TestRandomWriteFailuresNeverExceedAPolicyOrAWindow(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) { runChaos(t, seed, 200) })
+	}
+}
+
+func runChaos(t *testing.T, seed uint64, rounds int) {
+	c := &chaos{rng: rand.New(rand.NewPCG(seed, 20))}
+	custom := customFunc(func(_ context.Context, _ string, _ labels.Selector, _ provider.CustomMetricInfo, _ labels.Selector) (*custom_metrics.MetricValueList, error) {
+		c.served = c.value
+		return qpsPerPod(fmt.Sprint(c.value*1000), podNames(2)...)(t.Context(), ns, nil, provider.CustomMetricInfo{}, nil)
+	})
+	c.fixture = newFixture(t, custom, nil, append(seedPods(2), seedDeployment(4), seedAutoscaler(chaosAutoscaler))...)
+	c.recorder = &events.FakeRecorder{}
+	c.restart()
+	c.inject()
+	c.value = 4
+	var changes []change
+	var recs []recommendation
+	for range rounds {
+		if c.rng.IntN(4) == 0 {
+			c.value = int32(1 + c.rng.IntN(20)) // 2 pods at value × 1000 against 2000: recommends value
+		}
+		before := c.replicas("")
+		c.seedCaches()
+		_ = c.ctrl.sync(t.Context(), paKey)
+		now := c.clock.Now()
+		recs = append(recs, recommendation{at: now, replicas: c.served})
+		if after := c.replicas(""); after != before {
+			changes = append(changes, change{at: now, from: before, to: after})
+		}
+		c.clock.Step(time.Duration(1+c.rng.IntN(20)) * time.Second)
+	}
+	for i, ch := range changes {
+		if err := checkChange(ch, changes[:i], recs); err != nil {
+			t.Fatalf("seed %d, change %d (%s after the start, %d → %d): %v\nchanges: %v", seed, i, ch.at.Sub(now), ch.from, ch.to, err, changes)
+		}
+	}
+	if len(changes) < 5 {
+		t.Errorf("seed %d: only %d changes in %d rounds; the case checks too little", seed, len(changes), rounds)
+	}
+}
+
+// checkChange checks one change against the policies, counting the changes before it within the
+// period (as upstream's getReplicasChangePerPeriod), and against the windows: a scale-down never
+// below the highest recommendation of the scale-down window, a scale-up never above the lowest
+// of the scale-up window (or the current replicas, if more).
+func checkChange(ch change, before []change, recs []recommendation) error {
+	var up, down int32
+	for _, b := range before {
+		if b.at.After(ch.at.Add(-chaosPeriod)) {
+			if b.to > b.from {
+				up += b.to - b.from
+			} else {
+				down += b.from - b.to
+			}
+		}
+	}
+	start := ch.from - up + down
+	switch {
+	case ch.to > ch.from && ch.to > start+chaosUp:
+		return fmt.Errorf("scale-up past the policy: %d pods at most per %s from %d at the period's start", chaosUp, chaosPeriod, start)
+	case ch.to < ch.from && ch.to < start-chaosDown:
+		return fmt.Errorf("scale-down past the policy: %d pod at most per %s from %d at the period's start", chaosDown, chaosPeriod, start)
+	}
+	highest, lowest := int32(0), int32(math.MaxInt32)
+	for _, r := range recs {
+		if r.at.After(ch.at) {
+			break
+		}
+		if r.at.After(ch.at.Add(-chaosDownWindow)) {
+			highest = max(highest, r.replicas)
+		}
+		if r.at.After(ch.at.Add(-chaosUpWindow)) {
+			lowest = min(lowest, r.replicas)
+		}
+	}
+	switch {
+	case ch.to < ch.from && ch.to < min(highest, 20):
+		return fmt.Errorf("scale-down below the highest recommendation of the %s window (%d)", chaosDownWindow, highest)
+	case ch.to > ch.from && ch.to > max(lowest, ch.from):
+		return fmt.Errorf("scale-up above the lowest recommendation of the %s window (%d)", chaosUpWindow, lowest)
+	}
+	return nil
+}
