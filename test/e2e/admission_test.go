@@ -142,10 +142,10 @@ func TestPodAutoscalerSelectorBounds(t *testing.T) {
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ppa := "  externalMetrics: [{metricName: q, selector: " + tc.selector + ", targetType: Value, value: \"1\"}]\n"
-			hpa := "  metrics: [{type: External, external: {metric: {name: q, selector: " + tc.selector + "}}, target: {type: Value, value: \"1\"}}}]\n"
+			hpa := "  metrics: [{type: External, external: {metric: {name: q, selector: " + tc.selector + "}, target: {type: Value, value: \"1\"}}}]\n"
 			name := fmt.Sprintf("case-%d", i)
 			_, hpaErr := cluster.ApplyErr(ctx, ns, []byte(hpaYAML(name, hpa)), true)
-			t.Logf("the HPA with %s: admitted=%v", tc.name, hpaErr == nil)
+			t.Logf("the HPA with %s: admitted=%v %.200v", tc.name, hpaErr == nil, hpaErr)
 			_, err := cluster.ApplyErr(ctx, ns, []byte(ppaYAML(name, ppa)), true)
 			switch {
 			case tc.field == "" && err != nil:
