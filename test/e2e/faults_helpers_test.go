@@ -31,28 +31,16 @@ import (
 // sharedSyncPeriod is the shared podpilot's --autoscaler-sync-period.
 const sharedSyncPeriod = 2 * time.Second
 
-// reportFault prints the figure line of a fault, to the test log and to
-// stdout, so `go test -v ... | grep ^FAULT` collects them.
+// reportFault prints the figure line of a fault (framework.Report, kind FAULT).
 func reportFault(t *testing.T, name, format string, args ...any) {
 	t.Helper()
-	line := fmt.Sprintf("FAULT %s: %s", name, fmt.Sprintf(format, args...))
-	t.Log(line)
-	fmt.Println(line)
+	framework.Report(t, "FAULT", name, format, args...)
 }
 
-// checkTiming fails the test if a timed promise is broken and strictTiming is
-// set (make test-faults); otherwise it logs the miss, so make test never
-// fails on a timing.
+// checkTiming asserts a timed promise only under the faults tag (make test-faults).
 func checkTiming(t *testing.T, ok bool, format string, args ...any) {
 	t.Helper()
-	if ok {
-		return
-	}
-	if strictTiming {
-		t.Errorf("timed promise broken: "+format, args...)
-		return
-	}
-	t.Logf("timed promise broken (asserted only by make test-faults): "+format, args...)
+	framework.CheckTiming(t, strictTiming, ok, "make test-faults", format, args...)
 }
 
 // sharedArgs are the arguments of the shared podpilot (see startMetricsServer).

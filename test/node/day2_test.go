@@ -23,27 +23,16 @@ import (
 // figures on lines starting "NODE"; timed promises are asserted only under
 // the faults tag (strictTiming), as in test/e2e's fault suite.
 
-// reportNode prints a figure line to the test log and to stdout, so that
-// `go test -v ./test/node | grep ^NODE` collects them.
+// reportNode prints a figure line (framework.Report, kind NODE).
 func reportNode(t *testing.T, name, format string, args ...any) {
 	t.Helper()
-	line := fmt.Sprintf("NODE %s: %s", name, fmt.Sprintf(format, args...))
-	t.Log(line)
-	fmt.Println(line)
+	framework.Report(t, "NODE", name, format, args...)
 }
 
-// checkTiming fails the test if a timed promise is broken and strictTiming
-// is set; otherwise it logs the miss.
+// checkTiming asserts a timed promise only under the faults tag.
 func checkTiming(t *testing.T, ok bool, format string, args ...any) {
 	t.Helper()
-	if ok {
-		return
-	}
-	if strictTiming {
-		t.Errorf("timed promise broken: "+format, args...)
-		return
-	}
-	t.Logf("timed promise broken (asserted only with -tags faults): "+format, args...)
+	framework.CheckTiming(t, strictTiming, ok, "-tags faults", format, args...)
 }
 
 // TestLeaderPodDeletedMidWindow deletes the pod holding podpilot's Lease in
