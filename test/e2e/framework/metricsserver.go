@@ -47,24 +47,15 @@ func (c *Cluster) StartMetricsServer(ctx context.Context, resolution time.Durati
 	name := "metrics-server-" + strconv.Itoa(port)
 	m := &MetricsServer{Port: port, LogPath: filepath.Join(c.StateDir, "logs", name+".log"),
 		pidFile: filepath.Join(c.StateDir, "pids", name+".pid"), done: make(chan struct{})}
-	logf, err := os.Create(m.LogPath)
-	if err != nil {
-		return nil, fmt.Errorf("create metrics-server log: %w", err)
-	}
 	m.cmd = exec.Command(bin, "--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
 		"--cert-dir="+filepath.Join(c.StateDir, name), "--kubeconfig="+c.Kubeconfig,
 		"--authentication-kubeconfig="+c.Kubeconfig, "--authorization-kubeconfig="+c.Kubeconfig,
 		"--kubelet-preferred-address-types=InternalIP", "--kubelet-use-node-status-port",
 		"--kubelet-certificate-authority="+filepath.Join(c.StateDir, "pki", "ca.crt"),
 		"--metric-resolution="+resolution.String(), "--kubelet-request-timeout="+(resolution/2).String(), "--v=1")
-	m.cmd.Stdout, m.cmd.Stderr = logf, logf
-	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := m.cmd.Start(); err != nil {
-		logf.Close()
+	if err := startLogged(m.cmd, m.LogPath, m.pidFile, m.done); err != nil {
 		return nil, fmt.Errorf("start metrics-server: %w", err)
 	}
-	_ = os.WriteFile(m.pidFile, []byte(strconv.Itoa(m.cmd.Process.Pid)), 0o644)
-	go func() { _ = m.cmd.Wait(); logf.Close(); close(m.done) }()
 	tlsCfg, err := rest.TLSConfigFor(c.Config)
 	if err != nil {
 		m.Stop()

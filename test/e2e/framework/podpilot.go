@@ -75,20 +75,29 @@ func (c *Cluster) RunPodpilot(binary string, args ...string) (*Podpilot, error) 
 		"--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig,
 		"--prometheus-url=" + c.PrometheusURL,
 	}
-	logf, err := os.Create(p.LogPath)
-	if err != nil {
-		return nil, fmt.Errorf("create podpilot log: %w", err)
-	}
 	p.cmd = exec.Command(binary, append(base, args...)...)
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := p.cmd.Start(); err != nil {
-		logf.Close()
+	if err := startLogged(p.cmd, p.LogPath, p.pidFile, p.done); err != nil {
 		return nil, fmt.Errorf("start podpilot: %w", err)
 	}
-	_ = os.WriteFile(p.pidFile, []byte(strconv.Itoa(p.cmd.Process.Pid)), 0o644)
-	go func() { _ = p.cmd.Wait(); logf.Close(); close(p.done) }()
 	return p, nil
+}
+
+// startLogged starts cmd in a session of its own with its output in logPath, records its pid in
+// pidFile (so hack/local-down.sh stops it if the test dies) and closes done when it has exited.
+func startLogged(cmd *exec.Cmd, logPath, pidFile string, done chan struct{}) error {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return fmt.Errorf("create log: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return err
+	}
+	_ = os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+	go func() { _ = cmd.Wait(); logf.Close(); close(done) }()
+	return nil
 }
 
 // LogTail returns the last n bytes of podpilot's log.
