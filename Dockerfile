@@ -6,6 +6,10 @@
 #
 # Multi-platform: docker buildx build --platform linux/amd64,linux/arm64 .
 # (the builder cross-compiles natively, with TARGETOS/TARGETARCH).
+#
+# Without Docker, `make image` builds the same image offline: bin/podpilot
+# (the same flags as below) packed by hack/build-image.sh with the build
+# machine's CA certificates into _output/images/podpilot.tar (docs/install.md).
 
 FROM --platform=$BUILDPLATFORM golang:1.26 AS builder
 ARG TARGETOS

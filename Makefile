@@ -14,10 +14,13 @@ LDFLAGS := -X $(VERSION_PKG).gitVersion=$(VERSION) \
            -X $(VERSION_PKG).buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
 E2E_TIMEOUT ?= 40m
+NODE_TIMEOUT ?= 20m
+# The image tag: the version, with '+' (not allowed in a tag) as '-'.
+IMAGE_TAG ?= $(subst +,-,$(VERSION))
 E2E_FLAGS ?=
 FUZZ_EXECS ?= 1000000
 FUZZ_FLAGS ?= -fuzzminimizetime 1s
-UNIT_PKGS = $(shell go list ./... | grep -v /test/e2e)
+UNIT_PKGS = $(shell go list ./... | grep -v -e /test/e2e -e /test/node)
 
 .PHONY: all
 all: build
@@ -35,6 +38,19 @@ tools: ## Build etcd, kube-apiserver, kube-controller-manager, kwok and helm (ca
 	hack/build-tools.sh
 	hack/install-prometheus.sh
 
+.PHONY: node-tools
+node-tools: tools ## Build kube-scheduler, kubelet, kube-proxy and metrics-server (cached) and install Debian's containerd, runc, CNI plugins and iptables, for PODPILOT_NODE=real.
+	hack/build-tools.sh node
+	hack/install-node.sh
+
+.PHONY: image
+image: build ## Build podpilot's image offline (no Docker): _output/images/podpilot.tar, tagged localhost/podpilot/podpilot:$(IMAGE_TAG).
+	IMAGE_TAG=$(IMAGE_TAG) VERSION=$(VERSION) hack/build-image.sh podpilot
+
+.PHONY: images
+images: image ## Build every image the real node runs: podpilot's and the pause image (see hack/build-image.sh).
+	IMAGE_TAG=$(IMAGE_TAG) VERSION=$(VERSION) hack/build-image.sh pause
+
 .PHONY: test
 test: test-unit test-e2e ## Run the unit tests, then the e2e tests on a real local control plane.
 
@@ -46,14 +62,19 @@ test-unit: ## Run the unit tests.
 test-e2e: tools build ## Run the e2e tests; they start and stop their own local control plane.
 	go test -count=1 -timeout $(E2E_TIMEOUT) -parallel 8 -v $(E2E_FLAGS) ./test/e2e/
 
+.PHONY: test-node
+test-node: node-tools images ## Run the real-node tier (test/node): podpilot installed by its chart as pods on a kubelet node, Day 2 faults.
+	go test -count=1 -timeout $(NODE_TIMEOUT) -v $(NODE_FLAGS) ./test/node/
+
 .PHONY: test-faults
 test-faults: tools build ## Run the fault suite, long faults included (-tags faults), on a local control plane, and the controller's timed faults.
 	go test -count=1 -timeout $(E2E_TIMEOUT) -tags faults -v -run '^TestFault' $(E2E_FLAGS) ./test/e2e/ ./pkg/autoscaler/controller/
 
 .PHONY: fuzz
-fuzz: ## Fuzz the selector → PromQL path and the rule loader, FUZZ_EXECS executions each (not in CI).
+fuzz: ## Fuzz the selector → PromQL path, the rule loader and the Prometheus answer decoder, FUZZ_EXECS executions each (not in CI).
 	go test -run '^$$' -fuzz '^FuzzSelectorToPromQL$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/provider/rules/
 	go test -run '^$$' -fuzz '^FuzzLoadRules$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/provider/rules/
+	go test -run '^$$' -fuzz '^FuzzDecodeAnswer$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/provider/prometheus/
 
 .PHONY: demo
 demo: tools build ## Run the demo on a local control plane.
@@ -65,6 +86,11 @@ BENCH_FLAGS ?=
 bench: tools build ## Benchmark on a local control plane; writes bench/results/<date>-<sha>.md (BENCH_FLAGS, PROMETHEUS_ADAPTER, BENCH_PODPILOT_ARGS).
 	go build -o _output/bin/bench ./bench/cmd/bench
 	_output/bin/bench $(BENCH_FLAGS)
+
+.PHONY: bench-node
+bench-node: node-tools images ## Benchmark podpilot installed by its chart on the real node (image size, pod memory and cpu, cpu Utilization against cAdvisor and metrics-server, load step against the stock HPA); writes bench/results/node-<date>-<sha>.md.
+	go build -o _output/bin/nodebench ./bench/cmd/nodebench
+	_output/bin/nodebench --tag $(IMAGE_TAG) $(BENCH_FLAGS)
 
 .PHONY: bench-adapter
 bench-adapter: tools build ## make bench with prometheus-adapter v0.12.0 (built from its module, pinned in hack/tools) as the extra baseline, and in scenario e also that adapter built on podpilot's library versions.

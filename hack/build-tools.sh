@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds etcd, kube-apiserver, kube-controller-manager, kwok and helm from the
 # modules pinned in hack/tools into a per-user cache (see hack/lib.sh), and
-# skips every binary that is already there. `build-tools.sh lint` builds only
+# skips every binary that is already there. `build-tools.sh node` builds the
+# real node's kube-scheduler, kubelet and kube-proxy (same module),
+# metrics-server (hack/tools/metrics-server) and Prometheus with its
+# Kubernetes service discovery (hack/tools/prometheus). `build-tools.sh lint` builds only
 # the linters (golangci-lint, logcheck); `build-tools.sh prometheus-adapter`
 # only prometheus-adapter, the bench's optional baseline (~20 min cold), and
 # prints its path; `build-tools.sh prometheus-adapter-current` the same
@@ -55,17 +58,36 @@ adapter_current() {
   echo "$out"
 }
 
+kubever() {
+  local kv=k8s.io/component-base/version
+  local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
+  echo "-X $kv.gitVersion=$KUBE_VERSION -X $kv.gitMajor=1 -X $kv.gitMinor=$minor"
+}
+
+# node builds what the real node (PODPILOT_NODE=real) runs besides the
+# control plane.
+node() {
+  build "$KUBE_SCHEDULER" "$PODPILOT_ROOT/hack/tools" k8s.io/kubernetes/cmd/kube-scheduler "$(kubever)"
+  build "$KUBELET" "$PODPILOT_ROOT/hack/tools" k8s.io/kubernetes/cmd/kubelet "$(kubever)"
+  build "$KUBE_PROXY" "$PODPILOT_ROOT/hack/tools" k8s.io/kubernetes/cmd/kube-proxy "$(kubever)"
+  build "$METRICS_SERVER" "$PODPILOT_ROOT/hack/tools/metrics-server" sigs.k8s.io/metrics-server/cmd/metrics-server \
+    "-X k8s.io/client-go/pkg/version.gitVersion=$METRICS_SERVER_VERSION"
+  # v0.42.0 is Prometheus 2.42.0.
+  local promver=${PROMETHEUS_NODE_VERSION#v0.}
+  build "$PROMETHEUS_NODE" "$PODPILOT_ROOT/hack/tools/prometheus" github.com/prometheus/prometheus/cmd/prometheus \
+    "-X github.com/prometheus/common/version.Version=2.${promver}"
+}
+
 main() {
   if [[ ${1:-} == lint ]]; then lint; return; fi
+  if [[ ${1:-} == node ]]; then node; return; fi
   if [[ ${1:-} == prometheus-adapter ]]; then
     build "$PROMETHEUS_ADAPTER_BIN" "$PODPILOT_ROOT/hack/tools/prometheus-adapter" sigs.k8s.io/prometheus-adapter/cmd/adapter
     echo "$PROMETHEUS_ADAPTER_BIN"
     return
   fi
   if [[ ${1:-} == prometheus-adapter-current ]]; then adapter_current; return; fi
-  local kv=k8s.io/component-base/version
-  local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
-  local kubever="-X $kv.gitVersion=$KUBE_VERSION -X $kv.gitMajor=1 -X $kv.gitMinor=$minor"
+  local kubever; kubever=$(kubever)
   build "$ETCD" "$PODPILOT_ROOT/hack/tools" go.etcd.io/etcd/server/v3
   build "$KWOK" "$PODPILOT_ROOT/hack/tools/kwok" sigs.k8s.io/kwok/cmd/kwok
   build "$HELM" "$PODPILOT_ROOT/hack/tools/helm" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"

@@ -16,12 +16,23 @@ GOLANGCI_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/golangci/go.mod" github.com
 LOGTOOLS_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/logcheck/go.mod" sigs.k8s.io/logtools)
 HELM_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/helm/go.mod" helm.sh/helm/v3)
 ADAPTER_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/prometheus-adapter/go.mod" sigs.k8s.io/prometheus-adapter)
+METRICS_SERVER_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/metrics-server/go.mod" sigs.k8s.io/metrics-server)
+PROMETHEUS_NODE_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/prometheus/go.mod" github.com/prometheus/prometheus)
 GO_MINOR=$(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/go\1/')
 
 # Binaries live outside the clone, keyed by tool version and Go minor version,
 # so a fresh clone on the same machine reuses them.
 KUBE_APISERVER=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kube-apiserver
 KUBE_CONTROLLER_MANAGER=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kube-controller-manager
+# The real node (PODPILOT_NODE=real): scheduler, kubelet, kube-proxy and
+# metrics-server, the anchor podpilot's metrics.k8s.io is compared with.
+KUBE_SCHEDULER=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kube-scheduler
+KUBELET=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kubelet
+KUBE_PROXY=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kube-proxy
+METRICS_SERVER=$TOOLS_CACHE/metrics-server-$METRICS_SERVER_VERSION-$GO_MINOR/metrics-server
+# Debian's prometheus lacks kubernetes_sd_configs: the real node's is built
+# from the same release's module (hack/tools/prometheus).
+PROMETHEUS_NODE=$TOOLS_CACHE/prometheus-$PROMETHEUS_NODE_VERSION-$GO_MINOR/prometheus
 ETCD=$TOOLS_CACHE/etcd-$ETCD_VERSION-$GO_MINOR/etcd
 KWOK=$TOOLS_CACHE/kwok-$KWOK_VERSION-$GO_MINOR/kwok
 GOLANGCI_LINT=$TOOLS_CACHE/golangci-lint-$GOLANGCI_VERSION-$GO_MINOR/golangci-lint

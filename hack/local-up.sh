@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # Starts a real local control plane for podpilot's tests and demo:
 # etcd, kube-apiserver (with the aggregation layer), kube-controller-manager
-# (HPA controller on, short sync period), kwok with a fake node, and
-# Prometheus. No kube-scheduler runs: workloads set spec.nodeName to the kwok
-# node ($KWOK_NODE in the env file).
+# (HPA controller on, short sync period), Prometheus, and one node:
+#
+#   PODPILOT_NODE=kwok (default): kwok with a fake node, for scale. No
+#     kube-scheduler runs: workloads set spec.nodeName to the kwok node
+#     ($KWOK_NODE in the env file).
+#   PODPILOT_NODE=real: a real node (hack/lib-node.sh): containerd, a
+#     kubelet, kube-proxy and kube-scheduler on a bridge the cluster creates;
+#     real containers from images built offline (hack/build-image.sh). Needs
+#     root and `make node-tools`. The control plane and Prometheus listen on
+#     the node's address instead of 127.0.0.1, so that pods reach them, and
+#     Prometheus finds pods and the kubelet's cAdvisor through the API.
 #
 # Everything lives under PODPILOT_STATE_DIR (default _output/local-cluster):
 # certificates, data, logs, pids, kubeconfig and an env file that tells how to
@@ -12,6 +20,7 @@
 #
 # Environment:
 #   PODPILOT_STATE_DIR           state directory (created; must not hold a running cluster)
+#   PODPILOT_NODE                kwok (default) or real
 #   HPA_SYNC_PERIOD              kube-controller-manager HPA sync period (default 5s)
 #   HPA_DOWNSCALE_STABILIZATION  its downscale stabilization window (default 30s)
 #   PROMETHEUS_SCRAPE_INTERVAL   Prometheus scrape interval (default 1s)
@@ -20,6 +29,7 @@
 #   KCM_KUBE_API_BURST           its --kube-api-burst (default 30, its own default)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib-node.sh"
 
 STATE=${PODPILOT_STATE_DIR:-$PODPILOT_ROOT/_output/local-cluster}
 HPA_SYNC_PERIOD=${HPA_SYNC_PERIOD:-5s}
@@ -29,6 +39,10 @@ KWOK_NODE_PODS=${KWOK_NODE_PODS:-500}
 KCM_KUBE_API_QPS=${KCM_KUBE_API_QPS:-20}
 KCM_KUBE_API_BURST=${KCM_KUBE_API_BURST:-30}
 KWOK_NODE=kwok-node-0
+PODPILOT_NODE=${PODPILOT_NODE:-kwok}
+# Where the control plane and Prometheus listen: loopback with kwok, the
+# node's address (set by node_names) with a real node.
+HOST=127.0.0.1
 PROMETHEUS=${PROMETHEUS:-$(command -v prometheus || echo /usr/bin/prometheus)}
 
 used_ports=" "
@@ -100,13 +114,14 @@ gen_pki() {
   mkdir -p "$PKI"
   ca ca podpilot-local-ca
   ca front-proxy-ca podpilot-local-front-proxy-ca
-  cert apiserver kube-apiserver "" ca "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:127.0.0.1,IP:10.0.0.1"
+  cert apiserver kube-apiserver "" ca "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:127.0.0.1,IP:10.0.0.1,IP:$HOST"
   cert admin admin system:masters ca
   cert controller-manager system:kube-controller-manager "" ca
   cert kwok kwok system:masters ca
   cert front-proxy-client front-proxy-client "" front-proxy-ca
   openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
   openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
+  if [[ $PODPILOT_NODE == real ]]; then node_pki; fi
 }
 
 # kubeconfig NAME USER writes kubeconfig NAME.kubeconfig authenticating with USER's certificate.
@@ -117,7 +132,7 @@ kind: Config
 clusters:
 - name: local
   cluster:
-    server: https://127.0.0.1:$APISERVER_PORT
+    server: $APISERVER_URL
     certificate-authority: $STATE/pki/ca.crt
 users:
 - name: $2
@@ -144,9 +159,19 @@ start_etcd() {
 }
 
 start_apiserver() {
-  local p=$STATE/pki
+  local p=$STATE/pki node=()
+  # A real node: the kubelet's serving certificate is verified, its address
+  # (never its name: that would ask the machine's resolver) is used for logs
+  # and exec, and the kubernetes Service gets the node address as endpoint.
+  if [[ $PODPILOT_NODE == real ]]; then
+    node=(--kubelet-preferred-address-types InternalIP --kubelet-certificate-authority "$p/ca.crt"
+      --kubelet-client-certificate "$p/apiserver-kubelet-client.crt" --kubelet-client-key "$p/apiserver-kubelet-client.key"
+      --endpoint-reconciler-type lease)
+  else
+    node=(--endpoint-reconciler-type none)
+  fi
   start kube-apiserver "$KUBE_APISERVER" --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-    --bind-address 127.0.0.1 --secure-port "$APISERVER_PORT" --advertise-address 127.0.0.1 \
+    --bind-address "$HOST" --secure-port "$APISERVER_PORT" --advertise-address "$HOST" \
     --tls-cert-file "$p/apiserver.crt" --tls-private-key-file "$p/apiserver.key" --client-ca-file "$p/ca.crt" \
     --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
     --service-account-issuer https://kubernetes.default.svc --api-audiences https://kubernetes.default.svc \
@@ -155,8 +180,8 @@ start_apiserver() {
     --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
     --requestheader-extra-headers-prefix X-Remote-Extra- \
     --proxy-client-cert-file "$p/front-proxy-client.crt" --proxy-client-key-file "$p/front-proxy-client.key" \
-    --enable-aggregator-routing=true --endpoint-reconciler-type none --profiling=false
-  wait_for kube-apiserver kapi "https://127.0.0.1:$APISERVER_PORT/readyz"
+    --enable-aggregator-routing=true --profiling=false "${node[@]}"
+  wait_for kube-apiserver kapi "$APISERVER_URL/readyz"
 }
 
 start_controller_manager() {
@@ -178,7 +203,7 @@ start_kwok() {
   start kwok "$KWOK" --kubeconfig "$STATE/kwok.kubeconfig" --manage-all-nodes=false \
     --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
     --cidr 10.0.0.1/24 --node-ip 10.0.0.1 --server-address "127.0.0.1:$KWOK_PORT"
-  kapi -X POST -H 'Content-Type: application/json' "https://127.0.0.1:$APISERVER_PORT/api/v1/nodes" -d @- >/dev/null <<EOF
+  kapi -X POST -H 'Content-Type: application/json' "$APISERVER_URL/api/v1/nodes" -d @- >/dev/null <<EOF
 {"apiVersion":"v1","kind":"Node","metadata":{"name":"$KWOK_NODE",
  "annotations":{"kwok.x-k8s.io/node":"fake","node.alpha.kubernetes.io/ttl":"0"},
  "labels":{"type":"kwok","kubernetes.io/hostname":"$KWOK_NODE","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64"}},
@@ -188,7 +213,7 @@ EOF
 }
 
 node_ready() {
-  kapi "https://127.0.0.1:$APISERVER_PORT/api/v1/nodes/$KWOK_NODE" | grep -q '"reason": "KubeletReady"'
+  kapi "$APISERVER_URL/api/v1/nodes/$KWOK_NODE" | grep -q '"reason": "KubeletReady"'
 }
 
 start_prometheus() {
@@ -204,10 +229,14 @@ scrape_configs:
   - files: ['$STATE/prometheus/targets/*.json']
     refresh_interval: 1s
 EOF
+  if [[ $PODPILOT_NODE == real ]]; then
+    prometheus_node_jobs >>"$STATE/prometheus/prometheus.yml"
+    PROMETHEUS=$PROMETHEUS_NODE
+  fi
   start prometheus "$PROMETHEUS" --config.file "$STATE/prometheus/prometheus.yml" \
-    --storage.tsdb.path "$STATE/prometheus/data" --web.listen-address "127.0.0.1:$PROMETHEUS_PORT" \
+    --storage.tsdb.path "$STATE/prometheus/data" --web.listen-address "$HOST:$PROMETHEUS_PORT" \
     --web.enable-lifecycle --log.level warn
-  wait_for prometheus curl -sf "http://127.0.0.1:$PROMETHEUS_PORT/-/ready"
+  wait_for prometheus curl -sf "http://$HOST:$PROMETHEUS_PORT/-/ready"
 }
 
 write_env() {
@@ -215,12 +244,24 @@ write_env() {
 # Source this file to use the local cluster started by hack/local-up.sh.
 export KUBECONFIG=$STATE/admin.kubeconfig
 export PODPILOT_STATE_DIR=$STATE
-export APISERVER_URL=https://127.0.0.1:$APISERVER_PORT
-export PROMETHEUS_URL=http://127.0.0.1:$PROMETHEUS_PORT
+export APISERVER_URL=$APISERVER_URL
+export PROMETHEUS_URL=http://$HOST:$PROMETHEUS_PORT
 export PROMETHEUS_TARGETS_DIR=$STATE/prometheus/targets
-export KWOK_NODE=$KWOK_NODE
 export KCM_PORT=$KCM_PORT
+export PODPILOT_NODE=$PODPILOT_NODE
 EOF
+  if [[ $PODPILOT_NODE == real ]]; then
+    cat >>"$STATE/env" <<EOF
+export NODE_NAME=$NODE_NAME
+export NODE_IP=$NODE_IP
+export POD_CIDR=$POD_CIDR
+export CONTAINERD_ADDRESS=$CONTAINERD_SOCK
+export GUARD_CHAIN=$GUARD_CHAIN
+export PROMETHEUS_CLUSTER_URL=$PROMETHEUS_CLUSTER_URL
+EOF
+  else
+    echo "export KWOK_NODE=$KWOK_NODE" >>"$STATE/env"
+  fi
 }
 
 main() {
@@ -228,32 +269,55 @@ main() {
   for b in "$ETCD" "$KUBE_APISERVER" "$KUBE_CONTROLLER_MANAGER" "$KWOK"; do
     [[ -x $b ]] || die "$b is missing: run 'make tools'"
   done
+  case $PODPILOT_NODE in
+    kwok) ;;
+    real) node_check ;;
+    *) die "PODPILOT_NODE=$PODPILOT_NODE: want kwok or real" ;;
+  esac
   if [[ -d $STATE/pids ]] && compgen -G "$STATE/pids/*.pid" >/dev/null; then
     die "$STATE already holds a cluster: run hack/local-down.sh first"
   fi
   rm -rf "$STATE"
   mkdir -p "$STATE/logs" "$STATE/pids"
+  STATE=$(cd "$STATE" && pwd)
   local begin=$SECONDS
   ETCD_PORT=$(free_port); ETCD_PEER_PORT=$(free_port); APISERVER_PORT=$(free_port)
   KCM_PORT=$(free_port); KWOK_PORT=$(free_port); PROMETHEUS_PORT=$(free_port)
+  if [[ $PODPILOT_NODE == real ]]; then
+    node_names
+    HOST=$NODE_IP
+    KUBELET_PORT=$(free_port); KUBELET_HEALTHZ_PORT=$(free_port); SCHEDULER_PORT=$(free_port)
+    KUBE_PROXY_HEALTHZ_PORT=$(free_port); KUBE_PROXY_METRICS_PORT=$(free_port)
+  fi
+  APISERVER_URL=https://$HOST:$APISERVER_PORT
+  trap 'log "start-up failed; stopping what started"; "$PODPILOT_ROOT/hack/local-down.sh" "$STATE" || true' ERR
+  if [[ $PODPILOT_NODE == real ]]; then
+    node_take_lock
+    # The guards come first: nothing starts before they count and drop.
+    node_guards_up
+  fi
   gen_pki
   kubeconfig admin admin
   kubeconfig controller-manager controller-manager
   kubeconfig kwok kwok
-  trap 'log "start-up failed; stopping what started"; "$PODPILOT_ROOT/hack/local-down.sh" "$STATE" || true' ERR
+  if [[ $PODPILOT_NODE == real ]]; then
+    kubeconfig kubelet kubelet
+    kubeconfig kube-proxy kube-proxy
+    kubeconfig scheduler scheduler
+  fi
   start_etcd
   start_prometheus &
   local prom=$!
   start_apiserver
   start_controller_manager
-  start_kwok
+  if [[ $PODPILOT_NODE == real ]]; then node_start; else start_kwok; fi
   wait "$prom"
   write_env
   trap - ERR
   log "local cluster ready in $((SECONDS - begin))s"
   cat >&2 <<EOF
 
-  source $STATE/env          # sets KUBECONFIG, PROMETHEUS_URL, KWOK_NODE, ...
+  source $STATE/env          # sets KUBECONFIG, PROMETHEUS_URL, KWOK_NODE or NODE_NAME, ...
   kubectl get nodes
   hack/local-down.sh $STATE  # stops it
 

@@ -10,11 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/utils/clock"
-
 	"github.com/podpilot/podpilot/pkg/generated/clientset/versioned"
 	"github.com/podpilot/podpilot/test/e2e/framework"
-	"github.com/podpilot/podpilot/test/exporter"
 )
 
 // The seed's example and where the demo runs it.
@@ -25,9 +22,11 @@ const (
 	seriesName    = "zdns_vanguard_queries_total"
 	metricName    = "zdns_vanguard_qps"
 	targetPerPod  = 2000.0
-	minReplicas   = 1
-	maxReplicas   = 5
-	exporterName  = "demo-load"
+	// cpuTargetPercent is the example's cpu Utilization target.
+	cpuTargetPercent = 50.0
+	minReplicas      = 1
+	maxReplicas      = 5
+	exporterName     = "demo-load"
 )
 
 // shortenedArgs shorten podpilot's periods so that the demo fits in a few
@@ -48,9 +47,8 @@ type demo struct {
 	cluster *framework.Cluster
 	pp      *framework.Podpilot
 	client  versioned.Interface
-	exp     *exporter.Server
-	load    *framework.Load
-	usage   *framework.Usage
+	// load makes the profile's queries happen (kwokLoad on the kwok node).
+	load offeredLoad
 	// resources says whether the PodAutoscaler kept the example's cpu and memory targets.
 	resources bool
 	samples   []sample
@@ -162,34 +160,10 @@ func (d *demo) down() {
 	}
 }
 
-// startLoad serves the per-pod counter through an exporter that Prometheus
-// scrapes, spread over vg1-vanguard's running pods, starting at 0 qps.
-func (d *demo) startLoad(ctx context.Context) error {
-	exp, err := exporter.Serve(clock.RealClock{})
-	if err != nil {
-		return fmt.Errorf("start the exporter: %w", err)
-	}
-	d.exp = exp
-	if err := exp.RegisterTarget(d.cluster.TargetsDir, exporterName); err != nil {
-		return fmt.Errorf("register the exporter with Prometheus: %w", err)
-	}
-	d.load = d.cluster.NewLoad(ctx, exp, d.namespace, workload, seriesName, true)
-	d.load.Set(0)
-	return nil
-}
-
 func (d *demo) stopLoad() {
-	if d.usage != nil {
-		d.usage.Stop()
-		d.usage = nil
-	}
 	if d.load != nil {
-		d.load.Stop()
+		d.load.stop()
 		d.load = nil
-	}
-	if d.exp != nil {
-		_ = d.exp.Close()
-		d.exp = nil
 	}
 }
 

@@ -28,7 +28,7 @@ func (d *demo) keep(ctx context.Context) error {
 		d.down()
 		return err
 	}
-	settle := profile[len(profile)-1].to
+	settle := settleQPS()
 	ns, state := d.namespace, rel(d.opts.stateDir)
 	fmt.Fprintf(d.out, `The cluster, podpilot and a load of %.0f qps keep running (--keep).
   kubeconfig: %s        (or: source %s/env)
@@ -99,9 +99,9 @@ func serveLoad(ctx context.Context, stateDir string, resources bool) error {
 	defer func() { _ = exp.Close() }() // shutting down; nothing to report to
 	load := c.NewLoad(ctx, exp, demoNamespace, workload, seriesName, true)
 	defer load.Stop()
-	load.Set(profile[len(profile)-1].to)
+	load.Set(settleQPS())
 	if resources {
-		usage := c.NewUsage(ctx, exp, demoNamespace, workload, cpuCores(profile[len(profile)-1].to), podMemoryBytes)
+		usage := c.NewUsage(ctx, exp, demoNamespace, workload, cpuCores(settleQPS()), podMemoryBytes)
 		defer usage.Stop()
 	}
 	if err := exp.RegisterTarget(c.TargetsDir, exporterName); err != nil {
@@ -112,7 +112,7 @@ func serveLoad(ctx context.Context, stateDir string, resources bool) error {
 		return fmt.Errorf("record the load's pid: %w", err)
 	}
 	defer func() { _ = os.Remove(pidFile) }() // local-down ignores a stale pid file
-	fmt.Printf("serving %.0f qps for %s/%s from %s until SIGTERM\n", profile[len(profile)-1].to, demoNamespace, workload, exp.Addr)
+	fmt.Printf("serving %.0f qps for %s/%s from %s until SIGTERM\n", settleQPS(), demoNamespace, workload, exp.Addr)
 	<-ctx.Done()
 	return nil
 }

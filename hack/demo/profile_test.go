@@ -30,7 +30,7 @@ func phaseOf(phase string, current ...int32) []sample {
 	return out
 }
 
-func TestOfferedAt(t *testing.T) {
+func TestProfile(t *testing.T) {
 	const pastTheEnd = "past the end"
 	tests := []struct {
 		name      string
@@ -52,13 +52,13 @@ func TestOfferedAt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			qps, i := offeredAt(tt.elapsed)
+			qps, i := profile.At(tt.elapsed)
 			phase := pastTheEnd
 			if i < len(profile) {
-				phase = profile[i].name
+				phase = profile[i].Name
 			}
 			if math.Abs(qps-tt.wantQPS) > 1e-6 || phase != tt.wantPhase {
-				t.Errorf("offeredAt(%v) = %v qps in %s (index %d), want %v qps in %s", tt.elapsed, qps, phase, i, tt.wantQPS, tt.wantPhase)
+				t.Errorf("profile.At(%v) = %v qps in %s (index %d), want %v qps in %s", tt.elapsed, qps, phase, i, tt.wantQPS, tt.wantPhase)
 			}
 		})
 	}
@@ -67,11 +67,22 @@ func TestOfferedAt(t *testing.T) {
 func TestProfilePeakNeedsMoreThanMaxReplicas(t *testing.T) {
 	var peak float64
 	for _, p := range profile {
-		peak = max(peak, p.from, p.to)
+		peak = max(peak, p.From, p.To)
 	}
-	if floor := profile[len(profile)-1].to; peak <= maxReplicas*targetPerPod || floor > minReplicas*targetPerPod {
+	if floor := settleQPS(); peak <= maxReplicas*targetPerPod || floor > minReplicas*targetPerPod {
 		t.Errorf("profile peaks at %v and settles at %v qps, want a peak above %d × %v and a floor within %d × %v",
 			peak, floor, maxReplicas, targetPerPod, minReplicas, targetPerPod)
+	}
+}
+
+func TestEveryPhaseIsExplainedWhenItStarts(t *testing.T) {
+	if err := profile.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range profile {
+		if !strings.HasPrefix(phaseAbout[p.Name], p.Name+": ") {
+			t.Errorf("phase %s is explained as %q, want a line starting with %q", p.Name, phaseAbout[p.Name], p.Name+": ")
+		}
 	}
 }
 

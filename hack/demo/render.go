@@ -31,13 +31,16 @@ Load profile, one row every 5s (time = since the profile started):
   served/pod   zdns_vanguard_qps averaged over the pods, as the custom metrics API serves it
                through the kube-apiserver (what the autoscaler reads):
                GET %s?labelSelector=app=%s
+  cpu          cpu Utilization: the pods' cpu usage in percent of their requests, as the
+               PodAutoscaler last read it from metrics.k8s.io (the example's target: 50%%)
+  mem/pod      the pods' average memory, likewise (the example's target: 256Mi)
   desired      the PodAutoscaler's status.desiredReplicas
-  pods         the Deployment's ready/spec replicas
+  pods         pods Ready / the Deployment's spec.replicas, one ■ per replica
   condition    what limits the autoscaler now: ScalingLimited's reason if True, else AbleToScale's
 Note: served qps is rate() over 1m, so it reads low for the first minute and trails every
 change by up to a minute; the autoscaler sees the same lag.`
 
-const rowFormat = "%5s  %-6s  %7s  %11s  %10s  %7s  %-11s  %s"
+const rowFormat = "%5s  %-6s  %7s  %11s  %10s  %4s  %7s  %7s  %-11s  %s"
 
 func (d *demo) printHeader() {
 	fmt.Fprint(d.out, header)
@@ -45,8 +48,8 @@ func (d *demo) printHeader() {
 
 func tableHeader() string {
 	legend := fmt.Sprintf(tableLegend, servedPath(demoNamespace), workload)
-	head := fmt.Sprintf(rowFormat, "time", "phase", "offered", "offered/pod", "served/pod", "desired", "pods", "condition")
-	return legend + "\n\n" + head + "\n" + strings.Repeat("─", 88)
+	head := fmt.Sprintf(rowFormat, "time", "phase", "offered", "offered/pod", "served/pod", "cpu", "mem/pod", "desired", "pods", "condition")
+	return legend + "\n\n" + head + "\n" + strings.Repeat("─", 103)
 }
 
 func phaseLine(about string) string {
@@ -58,9 +61,16 @@ func tableRow(s sample) string {
 	if s.servedOK {
 		served = fmt.Sprintf("%.0f", s.served)
 	}
+	cpu, memory := "-", "-"
+	if s.cpuOK {
+		cpu = fmt.Sprintf("%d%%", s.cpuUtil)
+	}
+	if s.memoryOK {
+		memory = fmt.Sprintf("%.0fMi", s.memory/(1<<20))
+	}
 	pods := fmt.Sprintf("%d/%d %s", s.ready, s.current, strings.Repeat("■", int(s.current)))
 	return fmt.Sprintf(rowFormat, clockString(s.at), s.phase, fmt.Sprintf("%.0f", s.offered),
-		fmt.Sprintf("%.0f", s.offeredPerPod), served, fmt.Sprint(s.desired), pods, s.condition)
+		fmt.Sprintf("%.0f", s.offeredPerPod), served, cpu, memory, fmt.Sprint(s.desired), pods, s.condition)
 }
 
 // clockString formats d as m:ss.

@@ -24,22 +24,24 @@ func TestTableRow(t *testing.T) {
 		want []string
 	}{
 		{
-			name: "a served value is rounded to whole qps, and pods shows ready/current and one ■ per replica",
+			name: "a served value is rounded to whole qps, cpu is a percentage, memory in Mi, and pods shows ready/current and one ■ per replica",
 			s: sample{at: 65 * time.Second, phase: "hold", offered: 12000, offeredPerPod: 3000, served: 2874.4, servedOK: true,
+				cpuUtil: 61, cpuOK: true, memory: 175.4 * (1 << 20), memoryOK: true,
 				desired: 5, current: 4, ready: 3, condition: "TooManyReplicas"},
-			want: []string{"1:05", "hold", "12000", "3000", "2874", "5", "3/4 ■■■■", "TooManyReplicas"},
+			want: []string{"1:05", "hold", "12000", "3000", "2874", "61%", "175Mi", "5", "3/4 ■■■■", "TooManyReplicas"},
 		},
 		{
-			name: "nothing served shows -, not 0",
+			name: "nothing served or read shows -, not 0",
 			s: sample{at: 0, phase: "ramp", offered: 0, offeredPerPod: 0, served: 0, servedOK: false,
 				desired: 1, current: 1, ready: 1, condition: "ReadyForNewScale"},
-			want: []string{"0:00", "ramp", "0", "0", "-", "1", "1/1 ■", "ReadyForNewScale"},
+			want: []string{"0:00", "ramp", "0", "0", "-", "-", "-", "1", "1/1 ■", "ReadyForNewScale"},
 		},
 		{
 			name: "offered qps are rounded, and a condition with spaces is the last column verbatim",
 			s: sample{at: 137 * time.Second, phase: "fall", offered: 8333.6, offeredPerPod: 1666.7, served: 0.4, servedOK: true,
+				cpuUtil: 0, cpuOK: true, memory: 64 << 20, memoryOK: true,
 				desired: 5, current: 5, ready: 5, condition: "ScalingActive=False: FailedGetPodsMetric"},
-			want: []string{"2:17", "fall", "8334", "1667", "0", "5", "5/5 ■■■■■", "ScalingActive=False: FailedGetPodsMetric"},
+			want: []string{"2:17", "fall", "8334", "1667", "0", "0%", "64Mi", "5", "5/5 ■■■■■", "ScalingActive=False: FailedGetPodsMetric"},
 		},
 	}
 	for _, tt := range tests {
@@ -53,21 +55,22 @@ func TestTableRow(t *testing.T) {
 
 func TestTableRowLinesUpUnderTheHeader(t *testing.T) {
 	s := sample{at: 65 * time.Second, phase: "settle", offered: 12000, offeredPerPod: 3000, served: 2874, servedOK: true,
+		cpuUtil: 100, cpuOK: true, memory: 256 << 20, memoryOK: true,
 		desired: 5, current: 4, ready: 3, condition: "TooManyReplicas"}
 	lines := strings.Split(tableHeader(), "\n")
 	head := lines[len(lines)-2]
-	want := " 1:05  settle    12000         3000        2874        5  3/4 ■■■■     TooManyReplicas"
+	want := " 1:05  settle    12000         3000        2874  100%    256Mi        5  3/4 ■■■■     TooManyReplicas"
 	if got := tableRow(s); got != want {
 		t.Errorf("tableRow() =\n%q\nwant\n%q", got, want)
 	}
 	if diff := cmp.Diff(
-		[]string{"time", "phase", "offered", "offered/pod", "served/pod", "desired", "pods", "condition"},
+		[]string{"time", "phase", "offered", "offered/pod", "served/pod", "cpu", "mem/pod", "desired", "pods", "condition"},
 		columns(head)); diff != "" {
 		t.Fatalf("header columns (-want +got):\n%s", diff)
 	}
 	// Numbers are right-aligned: each ends where its heading ends.
 	row := []rune(want)
-	for _, col := range []string{"offered", "offered/pod", "served/pod", "desired"} {
+	for _, col := range []string{"offered", "offered/pod", "served/pod", "cpu", "mem/pod", "desired"} {
 		end := len([]rune(head[:strings.Index(head, " "+col+" ")+1+len(col)]))
 		if row[end-1] == ' ' || row[end] != ' ' {
 			t.Errorf("column %s ends at %d in the header, but the row has %q there", col, end, string(row[end-3:end+1]))

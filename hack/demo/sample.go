@@ -26,6 +26,14 @@ type sample struct {
 	served     float64
 	servedPods int
 	servedOK   bool
+	// cpuUtil is the pods' average cpu Utilization (percent of their
+	// requests) and memory their average memory in bytes, as the
+	// PodAutoscaler last read them (status.currentMetrics); cpuOK and
+	// memoryOK are false when it has no such value.
+	cpuUtil  int32
+	cpuOK    bool
+	memory   float64
+	memoryOK bool
 	// desired is the PodAutoscaler's status.desiredReplicas; current and
 	// ready are the Deployment's spec.replicas and status.readyReplicas.
 	desired, current, ready int32
@@ -76,7 +84,24 @@ func (d *demo) takeSample(ctx context.Context, at time.Duration, phase string, o
 	}
 	s.desired = pa.Status.DesiredReplicas
 	s.condition = limitingCondition(pa)
+	readResources(&s, pa)
 	return s, nil
+}
+
+// readResources sets s's cpu Utilization and memory from the values the
+// PodAutoscaler last read for its cpu and memory targets.
+func readResources(s *sample, pa *podpilotv1alpha1.PodAutoscaler) {
+	for _, m := range pa.Status.CurrentMetrics {
+		if m.Type != podpilotv1alpha1.ResourceMetricSourceType {
+			continue
+		}
+		switch {
+		case m.Name == "cpu" && m.AverageUtilization != nil:
+			s.cpuUtil, s.cpuOK = *m.AverageUtilization, true
+		case m.Name == "memory" && m.AverageValue != nil:
+			s.memory, s.memoryOK = m.AverageValue.AsApproximateFloat64(), true
+		}
+	}
 }
 
 // readServed sets s.served to the per-pod average of the custom metric as

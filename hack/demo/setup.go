@@ -73,13 +73,14 @@ func (d *demo) startWorkload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start deployment %s/%s: %w", d.namespace, workload, err)
 	}
-	if err := d.startLoad(ctx); err != nil {
+	load, err := startKwokLoad(ctx, d.cluster, d.namespace, d.resources)
+	if err != nil {
 		return err
 	}
+	d.load = load
 	msg := fmt.Sprintf("Deployment %s/%s runs 1 pod on %s; its pods export the counter %s,\n"+
 		"served by the default rules as %s = rate(%s[1m]) per pod", d.namespace, workload, d.cluster.KwokNode, seriesName, metricName, seriesName)
 	if d.resources {
-		d.usage = d.cluster.NewUsage(ctx, d.exp, d.namespace, workload, cpuCores(0), podMemoryBytes)
 		msg += fmt.Sprintf(",\nand cAdvisor cpu/memory series for metrics.k8s.io: cpu %.0fm + %.0fm per 1000 qps (100m requested), memory 64Mi",
 			cpuBaseCores*1000, cpuCoresPer1kQPS*1000)
 	}

@@ -12,18 +12,20 @@ import (
 
 // Chart geometry, in SVG user units.
 const (
-	chartW, chartH         = 1000.0, 560.0
+	chartW, chartH         = 1000.0, 580.0
 	plotL, plotR           = 80.0, chartW - 80
-	plotT, plotB           = 118.0, chartH - 100
+	plotT, plotB           = 118.0, chartH - 120
 	replicaAxisMax         = maxReplicas + 1
 	colorOffered           = "#6baed6"
 	colorServed            = "#08519c"
 	colorTarget            = "#d62728"
 	colorReplicas          = "#e6550d"
+	colorReady             = "#fd8d3c"
+	colorCPU               = "#31a354"
 	colorGrid, colorBand   = "#e5e5e5", "#f4f4f4"
 	colorText, colorMuted  = "#222", "#666"
 	fontFamily             = "DejaVu Sans, Helvetica, Arial, sans-serif"
-	legendY                = chartH - 38
+	legendY, legendRow     = chartH - 58, 22.0
 	secondsPerTickFallback = 30
 )
 
@@ -33,10 +35,16 @@ type chart struct {
 	span         float64 // seconds on the x axis
 	qpsMax       float64 // top of the left axis
 	qpsTickEvery float64
+	// cpu says whether any sample has a cpu Utilization, drawn on the qps
+	// axis scaled so that the example's target (50%) is on the target line.
+	cpu bool
 }
 
 func (c *chart) x(at time.Duration) float64 { return plotL + at.Seconds()/c.span*(plotR-plotL) }
 func (c *chart) yQPS(v float64) float64     { return plotB - v/c.qpsMax*(plotB-plotT) }
+func (c *chart) yCPU(util int32) float64 {
+	return c.yQPS(float64(util) * targetPerPod / cpuTargetPercent)
+}
 func (c *chart) yReplicas(r int32) float64 {
 	return plotB - float64(r)/replicaAxisMax*(plotB-plotT)
 }
@@ -44,8 +52,10 @@ func (c *chart) yReplicas(r int32) float64 {
 func (c *chart) printf(format string, args ...any) { fmt.Fprintf(&c.b, format, args...) }
 
 // writeSVG writes the samples as a hand-written SVG chart: offered and served
-// qps per pod and the target on the left axis, replicas as a step line on the
-// right axis, phases shaded.
+// qps per pod, the target and the cpu Utilization (scaled so that its target
+// is on the target line, with its own scale inside the right edge) on the
+// left axis, replicas and pods Ready as step lines on the right axis, phases
+// shaded.
 func writeSVG(path string, samples []sample, subtitle []string) error {
 	if len(samples) == 0 {
 		return fmt.Errorf("write chart %s: no samples", path)
@@ -86,6 +96,10 @@ func newChart(samples []sample) *chart {
 	top := targetPerPod
 	for _, s := range samples {
 		top = math.Max(top, math.Max(s.offeredPerPod, s.served))
+		if s.cpuOK {
+			c.cpu = true
+			top = math.Max(top, float64(s.cpuUtil)*targetPerPod/cpuTargetPercent)
+		}
 	}
 	c.qpsTickEvery = 1000
 	if top <= 3000 {
@@ -100,8 +114,8 @@ func (c *chart) phases(samples []sample) {
 	var start time.Duration
 	end := samples[len(samples)-1].at
 	for i, p := range profile {
-		from, to := start, min(start+p.dur, end)
-		start += p.dur
+		from, to := start, min(start+p.Duration, end)
+		start += p.Duration
 		if from >= end {
 			break
 		}
@@ -110,7 +124,7 @@ func (c *chart) phases(samples []sample) {
 				c.x(from), plotT, c.x(to)-c.x(from), plotB-plotT, colorBand)
 		}
 		c.printf(`<text x="%.1f" y="%.0f" font-size="12" fill="%s" text-anchor="middle">%s</text>`+"\n",
-			(c.x(from)+c.x(to))/2, plotT+16, colorMuted, p.name)
+			(c.x(from)+c.x(to))/2, plotT+16, colorMuted, p.Name)
 	}
 }
 
@@ -120,6 +134,10 @@ func (c *chart) axes() {
 		y := c.yQPS(v)
 		c.printf(`<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="%s"/>`+"\n", plotL, y, plotR, y, colorGrid)
 		c.printf(`<text x="%.0f" y="%.1f" font-size="12" fill="%s" text-anchor="end">%.0f</text>`+"\n", plotL-8, y+4, colorServed, v)
+		if c.cpu && v > 0 {
+			c.printf(`<text x="%.0f" y="%.1f" font-size="11" fill="%s" text-anchor="end" stroke="white" stroke-width="3" paint-order="stroke">%.0f%%</text>`+"\n",
+				plotR-4, y-3, colorCPU, v*cpuTargetPercent/targetPerPod)
+		}
 	}
 	for r := int32(0); r <= replicaAxisMax; r++ {
 		c.printf(`<text x="%.0f" y="%.1f" font-size="12" fill="%s">%d</text>`+"\n", plotR+8, c.yReplicas(r)+4, colorReplicas, r)
@@ -140,7 +158,8 @@ func (c *chart) axes() {
 		plotR+40, mid, colorReplicas)
 }
 
-// series draws the target, the offered and served qps per pod, and the replicas.
+// series draws the target, the replicas and pods Ready, the offered and
+// served qps per pod, and the cpu Utilization.
 func (c *chart) series(samples []sample) {
 	yt := c.yQPS(targetPerPod)
 	c.printf(`<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="8 5"/>`+"\n",
@@ -148,17 +167,12 @@ func (c *chart) series(samples []sample) {
 	c.printf(`<text x="%.0f" y="%.1f" font-size="12" fill="%s" stroke="white" stroke-width="4" paint-order="stroke">target %.0f</text>`+"\n",
 		plotL+6, yt-6, colorTarget, targetPerPod)
 
-	step := []string{fmt.Sprintf("M%.1f %.1f", c.x(samples[0].at), c.yReplicas(samples[0].current))}
-	for _, s := range samples[1:] {
-		step = append(step, fmt.Sprintf("H%.1f V%.1f", c.x(s.at), c.yReplicas(s.current)))
-	}
-	// Show the last replica count for one more tick, so it is a level, not just a drop.
-	lastAt := min(samples[len(samples)-1].at+tick, time.Duration(c.span*float64(time.Second)))
-	step = append(step, fmt.Sprintf("H%.1f", c.x(lastAt)))
-	path := strings.Join(step, " ")
+	path := c.stepPath(samples, func(s sample) int32 { return s.current })
 	c.printf(`<path d="%s V%.0f H%.1f Z" fill="%s" fill-opacity="0.10" stroke="none"/>`+"\n",
 		path, plotB, c.x(samples[0].at), colorReplicas)
 	c.printf(`<path d="%s" fill="none" stroke="%s" stroke-width="2.5"/>`+"\n", path, colorReplicas)
+	c.printf(`<path d="%s" fill="none" stroke="%s" stroke-width="2" stroke-dasharray="4 3"/>`+"\n",
+		c.stepPath(samples, func(s sample) int32 { return s.ready }), colorReady)
 
 	var offered []string
 	for _, s := range samples {
@@ -166,41 +180,60 @@ func (c *chart) series(samples []sample) {
 	}
 	c.printf(`<polyline points="%s" fill="none" stroke="%s" stroke-width="2" stroke-dasharray="6 4"/>`+"\n",
 		strings.Join(offered, " "), colorOffered)
-	c.servedLine(samples)
+	c.brokenLine(samples, colorServed, func(s sample) (float64, bool) { return c.yQPS(s.served), s.servedOK })
+	c.brokenLine(samples, colorCPU, func(s sample) (float64, bool) { return c.yCPU(s.cpuUtil), s.cpuOK })
 }
 
-// servedLine draws the served qps per pod, broken where the API served nothing.
-func (c *chart) servedLine(samples []sample) {
+// stepPath is the path of a replica count as steps, shown for one more tick
+// after the last sample so that the last count is a level, not just a drop.
+func (c *chart) stepPath(samples []sample, count func(sample) int32) string {
+	step := []string{fmt.Sprintf("M%.1f %.1f", c.x(samples[0].at), c.yReplicas(count(samples[0])))}
+	for _, s := range samples[1:] {
+		step = append(step, fmt.Sprintf("H%.1f V%.1f", c.x(s.at), c.yReplicas(count(s))))
+	}
+	lastAt := min(samples[len(samples)-1].at+tick, time.Duration(c.span*float64(time.Second)))
+	step = append(step, fmt.Sprintf("H%.1f", c.x(lastAt)))
+	return strings.Join(step, " ")
+}
+
+// brokenLine draws y(s) over the samples, broken where it has no value.
+func (c *chart) brokenLine(samples []sample, color string, y func(sample) (float64, bool)) {
 	var seg []string
 	flush := func() {
 		if len(seg) > 0 {
-			c.printf(`<polyline points="%s" fill="none" stroke="%s" stroke-width="2.5"/>`+"\n", strings.Join(seg, " "), colorServed)
+			c.printf(`<polyline points="%s" fill="none" stroke="%s" stroke-width="2.5"/>`+"\n", strings.Join(seg, " "), color)
 		}
 		seg = nil
 	}
 	for _, s := range samples {
-		if !s.servedOK {
+		v, ok := y(s)
+		if !ok {
 			flush()
 			continue
 		}
-		seg = append(seg, fmt.Sprintf("%.1f,%.1f", c.x(s.at), c.yQPS(s.served)))
+		seg = append(seg, fmt.Sprintf("%.1f,%.1f", c.x(s.at), v))
 	}
 	flush()
 }
 
-// legend names each line under the x axis label.
+// legend names each line under the x axis label: the per-pod values in the
+// first row, the replicas in the second.
 func (c *chart) legend() {
-	items := []struct{ label, color, dash string }{
-		{"offered qps per pod", colorOffered, "6 4"},
-		{"served qps per pod (custom.metrics.k8s.io)", colorServed, ""},
-		{"target 2000 per pod", colorTarget, "8 5"},
-		{"replicas (right axis)", colorReplicas, ""},
+	type item struct{ label, color, dash string }
+	rows := [][]item{
+		{{"offered qps per pod", colorOffered, "6 4"}, {"served qps per pod (custom.metrics.k8s.io)", colorServed, ""}},
+		{{"target 2000 per pod", colorTarget, "8 5"}, {"replicas (right axis)", colorReplicas, ""}, {"pods Ready", colorReady, "4 3"}},
 	}
-	x := plotL
-	for _, it := range items {
-		c.printf(`<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" stroke-width="2.5" stroke-dasharray="%s"/>`+"\n",
-			x, legendY, x+28, legendY, it.color, it.dash)
-		c.printf(`<text x="%.0f" y="%.0f" font-size="12" fill="%s">%s</text>`+"\n", x+34, legendY+4, colorText, it.label)
-		x += 34 + float64(len(it.label))*6.6 + 26
+	if c.cpu {
+		rows[0] = append(rows[0], item{"cpu Utilization (inner right scale)", colorCPU, ""})
+	}
+	for i, row := range rows {
+		x, y := plotL, legendY+float64(i)*legendRow
+		for _, it := range row {
+			c.printf(`<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" stroke-width="2.5" stroke-dasharray="%s"/>`+"\n",
+				x, y, x+28, y, it.color, it.dash)
+			c.printf(`<text x="%.0f" y="%.0f" font-size="12" fill="%s">%s</text>`+"\n", x+34, y+4, colorText, it.label)
+			x += 34 + float64(len(it.label))*6.6 + 26
+		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // element is one start tag of the chart, with its attributes by local name
@@ -83,20 +85,27 @@ func TestRenderSVG(t *testing.T) {
 		full[i].served, full[i].servedOK = float64(900*i), i >= 2
 	}
 	full[6].servedOK = false // a gap in the middle splits the served line
+	for i := range full {
+		full[i].cpuUtil, full[i].cpuOK = int32(10*i), i >= 1
+		full[i].ready = max(1, full[i].current-1)
+	}
 	tests := []struct {
 		name     string
 		samples  []sample
 		subtitle []string
-		// wantServedLines is how many unbroken stretches of served qps the chart draws.
-		wantServedLines int
+		// wantServedLines and wantCPULines are how many unbroken stretches
+		// of served qps and of cpu Utilization the chart draws.
+		wantServedLines, wantCPULines int
 	}{
-		{name: "a full run with a gap in the served qps draws the served line in two pieces", samples: full, wantServedLines: 2},
-		{name: "a single sample still makes a chart", samples: series(phaseOf("ramp", 1)), wantServedLines: 0},
 		{
-			name:            "markup in the subtitle is escaped",
-			samples:         series(phaseOf("ramp", 1, 2)),
-			subtitle:        []string{`metrics: <cpu> & "memory" 50%`, "second line"},
-			wantServedLines: 0,
+			name:    "a full run with a gap in the served qps draws the served line in two pieces, and cpu from its first value",
+			samples: full, wantServedLines: 2, wantCPULines: 1,
+		},
+		{name: "a single sample still makes a chart", samples: series(phaseOf("ramp", 1))},
+		{
+			name:     "markup in the subtitle is escaped",
+			samples:  series(phaseOf("ramp", 1, 2)),
+			subtitle: []string{`metrics: <cpu> & "memory" 50%`, "second line"},
 		},
 	}
 	for _, tt := range tests {
@@ -133,8 +142,26 @@ func TestRenderSVG(t *testing.T) {
 				t.Errorf("want one shaded area under the replicas path, got %d", len(areas))
 			}
 
+			ready := find(elems, "path", map[string]string{"stroke": colorReady})
+			if len(ready) != 1 {
+				t.Fatalf("found %d pods Ready step paths, want 1", len(ready))
+			}
+			for _, s := range tt.samples[1:] {
+				if step := fmt.Sprintf(" H%.1f V%.1f", c.x(s.at), c.yReplicas(s.ready)); !strings.Contains(ready[0].attr["d"], step) {
+					t.Errorf("pods Ready path lacks the step to %d at %s (%q)", s.ready, clockString(s.at), step)
+				}
+			}
+
 			if got := find(elems, "polyline", map[string]string{"stroke": colorServed}); len(got) != tt.wantServedLines {
 				t.Errorf("found %d served qps lines, want %d", len(got), tt.wantServedLines)
+			}
+			cpuLines := find(elems, "polyline", map[string]string{"stroke": colorCPU})
+			if len(cpuLines) != tt.wantCPULines {
+				t.Errorf("found %d cpu Utilization lines, want %d", len(cpuLines), tt.wantCPULines)
+			}
+			cpuScale := find(elems, "text", map[string]string{"fill": colorCPU})
+			if tt.wantCPULines == 0 && len(cpuScale) > 0 {
+				t.Errorf("a chart without cpu values has a cpu scale: %v", cpuScale)
 			}
 			if got := find(elems, "polyline", map[string]string{"stroke": colorOffered}); len(got) != 1 ||
 				len(strings.Fields(got[0].attr["points"])) != len(tt.samples) {
@@ -147,6 +174,26 @@ func TestRenderSVG(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestTheCPUScalePutsTheCPUTargetOnTheTargetLine(t *testing.T) {
+	samples := series(phaseOf("ramp", 1, 2))
+	samples[1].cpuUtil, samples[1].cpuOK = cpuTargetPercent, true
+	c := newChart(samples)
+	if got, want := c.yCPU(cpuTargetPercent), c.yQPS(targetPerPod); got != want {
+		t.Errorf("cpu at its target (%v%%) is drawn at y=%v, the qps target at y=%v; want the same line", cpuTargetPercent, got, want)
+	}
+	elems := parseSVG(t, renderSVG(samples, nil))
+	want := fmt.Sprintf("%.1f", c.yQPS(targetPerPod)-3)
+	var labels []string
+	for _, e := range find(elems, "text", map[string]string{"fill": colorCPU}) {
+		if e.attr["y"] == want {
+			labels = append(labels, e.text)
+		}
+	}
+	if diff := cmp.Diff([]string{"50%"}, labels); diff != "" {
+		t.Errorf("cpu scale label on the target line (-want +got):\n%s", diff)
 	}
 }
 

@@ -30,9 +30,11 @@ type Trace struct {
 
 // Model holds the settings of the load model and of the algorithm.
 type Model struct {
-	// Config is the algorithm's flag-configured settings (tolerance, downscale stabilization,
-	// round interval).
+	// Config is the algorithm's flag-configured settings (tolerance, downscale stabilization).
 	Config decision.Config
+	// SyncPeriod is the modelled --autoscaler-sync-period: with ReadyDelay, the lead time a
+	// forecast observes when spec.prediction names none.
+	SyncPeriod time.Duration
 	// ReadyDelay is how long a replayed pod takes from creation to ready.
 	ReadyDelay time.Duration
 	// Requests are each pod's resource requests in milli-units, for Utilization targets.
@@ -67,6 +69,11 @@ type replayPod struct {
 // The replay starts from the first known actual replica count (minReplicas when none is known),
 // with all those pods ready long since.
 func Simulate(spec Spec, tr Trace, m Model) []Step {
+	return simulate(spec, tr, m, nil)
+}
+
+// simulate is Simulate with a forecaster whose loads enter each step's decision (nil: none).
+func simulate(spec Spec, tr Trace, m Model, fc forecaster) []Step {
 	if len(tr.Times) == 0 {
 		return nil
 	}
@@ -77,6 +84,10 @@ func Simulate(spec Spec, tr Trace, m Model) []Step {
 	for i, now := range tr.Times {
 		in, ready := decisionInput(spec, tr, m, pods, i)
 		in.History = history
+		in.Floor = spec.floor(now)
+		if fc != nil {
+			in.Forecast = fc.forecast(i)
+		}
 		d := decision.Decide(in)
 		current := int32(len(pods))
 		step := Step{Time: now, Actual: tr.Actual[i], Ready: ready, Replicas: current}
@@ -132,27 +143,36 @@ func decisionInput(spec Spec, tr Trace, m Model, pods []replayPod, i int) (decis
 	for k, ms := range spec.Metrics {
 		dm := decision.Metric{Kind: ms.Kind, Name: ms.Name, Target: ms.Target}
 		load := tr.Loads[k][i]
+		var err error
 		switch {
 		case math.IsNaN(load):
-			dm.FetchErr = fmt.Errorf("%s %s at %s: %w", ms.Kind, ms.Name, now.UTC().Format(time.RFC3339), errNoData)
+			err = errNoData
 		case ready > 0:
-			dm.Samples = shareLoad(load, in.Pods, ready, now)
+			dm.Samples, err = shareLoad(load, in.Pods, ready, now)
+		}
+		if err != nil {
+			dm.FetchErr = fmt.Errorf("%s %s at %s: %w", ms.Kind, ms.Name, now.UTC().Format(time.RFC3339), err)
 		}
 		in.Metrics = append(in.Metrics, dm)
 	}
 	return in, ready
 }
 
-// shareLoad spreads load evenly over the ready pods, in milli-units.
-func shareLoad(load float64, pods []replicas.Pod, ready int32, now time.Time) map[string]replicas.Sample {
-	per := int64(math.Round(load * 1000 / float64(ready)))
+// shareLoad spreads load evenly over the ready pods, in milli-units. A share that is not a
+// value the autoscaler computes with (+Inf, beyond int64 milli-units, negative) is an error, as
+// the live autoscaler's metric would be.
+func shareLoad(load float64, pods []replicas.Pod, ready int32, now time.Time) (map[string]replicas.Sample, error) {
+	per, err := replicas.MilliFromFloat(load / float64(ready))
+	if err != nil {
+		return nil, fmt.Errorf("load %g over %d ready pods: %w", load, ready, err)
+	}
 	out := make(map[string]replicas.Sample, ready)
 	for _, p := range pods {
 		if p.Ready {
 			out[p.Name] = replicas.Sample{Value: per, Timestamp: now, Window: time.Minute}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // resize brings pods to n: new pods are created at now, a scale-down removes the newest.

@@ -48,7 +48,7 @@ func trace(actual, load []float64) Trace {
 func testModel(readyDelay, downscale time.Duration) Model {
 	cfg := decision.DefaultConfig()
 	cfg.DownscaleStabilizationWindow = downscale
-	return Model{Config: cfg, ReadyDelay: readyDelay}
+	return Model{Config: cfg, SyncPeriod: step, ReadyDelay: readyDelay}
 }
 
 // replicasOf returns the replayed replicas and ready pods of each step.
@@ -90,6 +90,11 @@ func TestLoadModel(t *testing.T) {
 			name: "a step without data holds the replicas", target: "2000",
 			actual: []float64{2, 2, 2}, load: []float64{nan, nan, 9000},
 			wantReps: []int32{2, 2, 4}, wantReady: []int32{2, 2, 2}, wantPerPod0: nan,
+		},
+		{
+			name: "a step whose load is +Inf (a rule dividing by zero) or beyond int64 milli-units holds the replicas, as the live metric fails", target: "2000",
+			actual: []float64{2, 2, 2, 2}, load: []float64{4000, math.Inf(1), 1e300, 9000},
+			wantReps: []int32{2, 2, 2, 4}, wantReady: []int32{2, 2, 2, 2}, wantPerPod0: 2000,
 		},
 		{
 			name: "the replay starts from the first known actual replicas, clamped to maxReplicas", target: "2000",

@@ -50,6 +50,8 @@ type Options struct {
 	PodRequests map[string]string
 	// PodNameRegex overrides the pattern matching the workload's pods by name.
 	PodNameRegex string
+	// Prediction are the --prediction-* options.
+	Prediction PredictionOptions
 }
 
 // NewOptions returns Options with their defaults.
@@ -57,7 +59,7 @@ func NewOptions() *Options {
 	return &Options{
 		Prometheus: prometheus.NewOptions(), From: "-24h", To: "now", Step: 15 * time.Second,
 		ReadyDelay: 30 * time.Second, DownscaleStabilization: normalize.DefaultDownscaleStabilizationWindow,
-		Tolerance: replicas.DefaultTolerance,
+		Tolerance: replicas.DefaultTolerance, Prediction: DefaultPredictionOptions(),
 	}
 }
 
@@ -66,6 +68,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	var fss cliflag.NamedFlagSets
 	o.Prometheus.AddFlags(fss.FlagSet("prometheus"))
 	o.addReplayFlags(fss.FlagSet("replay"))
+	o.Prediction.AddFlags(fss.FlagSet("prediction"))
 	return fss
 }
 
@@ -89,7 +92,7 @@ func (o *Options) addReplayFlags(fs *pflag.FlagSet) {
 
 // Validate returns every problem with the options.
 func (o *Options) Validate() []error {
-	errs := o.Prometheus.Validate()
+	errs := append(o.Prometheus.Validate(), o.Prediction.Validate()...)
 	if len(o.Files) == 0 {
 		errs = append(errs, errors.New("at least one -f PodAutoscaler file is required"))
 	}
@@ -162,7 +165,9 @@ func (o *Options) requests() (map[corev1.ResourceName]int64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--pod-requests %s=%s: %w", name, v, err)
 		}
-		out[corev1.ResourceName(name)] = q.MilliValue()
+		if out[corev1.ResourceName(name)], err = replicas.MilliOf(q); err != nil {
+			return nil, fmt.Errorf("--pod-requests %s=%s: %w", name, v, err)
+		}
 	}
 	return out, nil
 }
@@ -179,7 +184,7 @@ func (o *Options) ruleSet() (*rules.RuleSet, error) {
 			return nil, fmt.Errorf("load rule file %s: %w", o.RulesFile, err)
 		}
 	}
-	return rules.Compile(cfg, rules.StaticMapper())
+	return rules.Compile(cfg, rules.StaticMapper(), rules.Limits{})
 }
 
 // model returns the load model's and the algorithm's settings.
@@ -187,7 +192,7 @@ func (o *Options) model(requests map[corev1.ResourceName]int64) Model {
 	cfg := decision.DefaultConfig()
 	cfg.Replicas.Tolerances = replicas.Tolerances{ScaleDown: o.Tolerance, ScaleUp: o.Tolerance}
 	cfg.DownscaleStabilizationWindow = o.DownscaleStabilization
-	return Model{Config: cfg, ReadyDelay: o.ReadyDelay, Requests: requests}
+	return Model{Config: cfg, SyncPeriod: o.Step, ReadyDelay: o.ReadyDelay, Requests: requests}
 }
 
 // podNameRegex compiles --pod-name-regex; nil when unset.

@@ -1,11 +1,14 @@
 package replay
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 )
 
 func TestWindow(t *testing.T) {
@@ -34,5 +37,13 @@ func TestWindow(t *testing.T) {
 				t.Errorf("window (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestPodRequestsBeyondInt64MilliUnitsAreRefused(t *testing.T) {
+	o := NewOptions()
+	o.PodRequests = map[string]string{"memory": "1e16"}
+	if _, err := o.requests(); !errors.Is(err, replicas.ErrValueOutOfRange) {
+		t.Errorf("--pod-requests memory=1e16: err = %v, want ErrValueOutOfRange, not a request read as 0", err)
 	}
 }

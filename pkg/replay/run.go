@@ -14,6 +14,9 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
 )
 
 // Run replays every -f spec over the window the options give, writes each spec's table and chart
@@ -57,19 +60,50 @@ func Run(ctx context.Context, o *Options, c clock.PassiveClock, stdout io.Writer
 			return fmt.Errorf("replay %s: no namespace: set --namespace or the PodAutoscaler's metadata.namespace", f)
 		}
 		r := &Reader{Source: src, Rules: set, Namespace: ns, PodName: o.podNameRegex()}
-		tr, err := r.Trace(ctx, spec, w)
+		ss, err := o.replaySpec(ctx, r, spec, w, model, requests)
 		if err != nil {
 			return fmt.Errorf("replay %s: %w", f, err)
 		}
-		steps := Simulate(spec, tr, model)
-		if err := o.writeFiles(ctx, spec, steps, requests); err != nil {
-			return err
-		}
-		summaries = append(summaries, Summarize(spec, steps, w.Step, requests))
+		summaries = append(summaries, ss...)
 	}
 	fmt.Fprintf(stdout, "replay of %s to %s, one decision every %s\n\n", w.From.UTC().Format("2006-01-02T15:04:05Z"),
 		w.To.UTC().Format("2006-01-02T15:04:05Z"), w.Step)
 	return WriteSummaries(stdout, summaries, w.Step)
+}
+
+// replaySpec replays one spec and writes its files: a spec with spec.prediction is compared
+// reactive, predictive and oracle, on the history its forecast fits.
+func (o *Options) replaySpec(ctx context.Context, r *Reader, spec Spec, w Window, model Model, requests map[corev1.ResourceName]int64) ([]Summary, error) {
+	tr, err := r.Trace(ctx, spec, w)
+	if err != nil {
+		return nil, err
+	}
+	if !spec.Predicts() {
+		steps := Simulate(spec, tr, model)
+		if err := o.writeFiles(ctx, spec, steps, requests); err != nil {
+			return nil, err
+		}
+		return []Summary{Summarize(spec, steps, w.Step, requests)}, nil
+	}
+	history, err := r.History(ctx, spec, w, specconv.HistoryWindow(spec.PodAutoscaler.Spec.Prediction), o.Prediction.HistoryStep)
+	if err != nil {
+		return nil, err
+	}
+	c, err := Compare(spec, tr, history, model, o.Prediction.prediction())
+	if err != nil {
+		return nil, err
+	}
+	own := c.Steps[Predictive]
+	if specconv.ForecastMode(spec.PodAutoscaler.Spec.Prediction) == decision.ForecastOnly {
+		own = c.Steps[Reactive] // ForecastOnly writes nothing to the scale
+	}
+	if err := o.writeFiles(ctx, spec, own, requests); err != nil {
+		return nil, err
+	}
+	if err := o.writeComparison(ctx, c, requests); err != nil {
+		return nil, err
+	}
+	return c.Summaries(w.Step, requests), nil
 }
 
 // source connects to Prometheus with the --prometheus-* options.
@@ -106,6 +140,22 @@ func (o *Options) writeFiles(ctx context.Context, spec Spec, steps []Step, reque
 		return err
 	}
 	klog.FromContext(ctx).Info("Wrote the replay", "spec", spec.Name, "table", table, "chart", chart)
+	return nil
+}
+
+// writeComparison writes c's table and chart into --out, if set.
+func (o *Options) writeComparison(ctx context.Context, c Comparison, requests map[corev1.ResourceName]int64) error {
+	if o.Out == "" {
+		return nil
+	}
+	table, chart := filepath.Join(o.Out, c.Spec.Name+"-comparison.csv"), filepath.Join(o.Out, c.Spec.Name+"-comparison.svg")
+	if err := writeFile(table, func(w io.Writer) error { return WriteComparisonCSV(w, c, requests) }); err != nil {
+		return err
+	}
+	if err := writeFile(chart, func(w io.Writer) error { return WriteComparisonSVG(w, c, requests) }); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Wrote the comparison", "spec", c.Spec.Name, "table", table, "chart", chart)
 	return nil
 }
 

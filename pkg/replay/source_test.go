@@ -48,7 +48,7 @@ func podSeries(pod string, values ...float64) *model.SampleStream {
 }
 
 func TestReaderTrace(t *testing.T) {
-	set, err := rules.Compile(rules.Default(), rules.StaticMapper())
+	set, err := rules.Compile(rules.Default(), rules.StaticMapper(), rules.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestReaderTrace(t *testing.T) {
 }
 
 func TestReaderWithoutARuleForTheMetricFails(t *testing.T) {
-	set, err := rules.Compile(rules.Default(), rules.StaticMapper())
+	set, err := rules.Compile(rules.Default(), rules.StaticMapper(), rules.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

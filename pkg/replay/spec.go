@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/yaml"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/calendar"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
 	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
@@ -29,6 +31,26 @@ type Spec struct {
 	Metrics []MetricSpec
 	// Behavior is the spec's behavior; nil selects the legacy normalization.
 	Behavior *normalize.Behavior
+	// Calendar holds the spec's schedule windows; nil without any.
+	Calendar *calendar.Calendar
+}
+
+// floor is the schedule floor at now.
+func (s Spec) floor(now time.Time) decision.Floor {
+	if s.Calendar == nil {
+		return decision.Floor{}
+	}
+	st := s.Calendar.At(now)
+	if len(st.Active) == 0 {
+		return decision.Floor{}
+	}
+	return decision.Floor{Replicas: st.Floor, Window: st.Active[0].Name}
+}
+
+// Predicts tells whether the spec asks for a forecast (ForecastOnly or ScaleOut): replay then
+// compares the reactive, predictive and oracle runs of it.
+func (s Spec) Predicts() bool {
+	return specconv.ForecastMode(s.PodAutoscaler.Spec.Prediction) != ""
 }
 
 // MetricSpec is one metric of a Spec.
@@ -70,6 +92,13 @@ func SpecOf(name string, pa *podpilotv1alpha1.PodAutoscaler) (Spec, error) {
 			pa.Name, n, ErrUnsupportedSpec)
 	}
 	s := Spec{Name: name, PodAutoscaler: pa, Behavior: specconv.Behavior(pa.Spec.Behavior)}
+	if len(pa.Spec.Schedules) > 0 {
+		c, err := calendar.Compile(specconv.Windows(pa.Spec.Schedules))
+		if err != nil {
+			return Spec{}, fmt.Errorf("PodAutoscaler %s: %w", pa.Name, err)
+		}
+		s.Calendar = c
+	}
 	for i := range pa.Spec.CustomMetrics {
 		m := &pa.Spec.CustomMetrics[i]
 		s.Metrics = append(s.Metrics, MetricSpec{Kind: decision.PodsMetric, Name: m.MetricName, Custom: m, Target: specconv.CustomTarget(*m)})

@@ -3,7 +3,9 @@ package replay
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -33,6 +35,8 @@ type Summary struct {
 	PeakReplicas int32
 	// SelfCheck compares the replayed replicas with the real ones.
 	SelfCheck SelfCheck
+	// Forecast is the forecast's accuracy, for the runs of a comparison; nil otherwise.
+	Forecast *ForecastSummary
 }
 
 // SelfCheck is the distance between the replayed and the real replica counts, over the steps
@@ -158,6 +162,7 @@ func WriteSummaries(w io.Writer, ss []Summary, step time.Duration) error {
 	row("self-check: steps within 1 pod", func(s Summary) string {
 		return fmt.Sprintf("%.0f%% of %d", 100*s.SelfCheck.WithinOne, s.SelfCheck.Compared)
 	})
+	writeForecastRows(ss, row)
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
@@ -166,4 +171,39 @@ func WriteSummaries(w io.Writer, ss []Summary, step time.Duration) error {
 		fmt.Fprintf(w, "  - %s\n", a)
 	}
 	return nil
+}
+
+// writeForecastRows adds the forecast's rows when some summary is a comparison's run.
+func writeForecastRows(ss []Summary, row func(string, func(Summary) string)) {
+	if !slices.ContainsFunc(ss, func(s Summary) bool { return s.Forecast != nil }) {
+		return
+	}
+	fc := func(f func(*ForecastSummary) string) func(Summary) string {
+		return func(s Summary) string {
+			if s.Forecast == nil {
+				return "-"
+			}
+			return f(s.Forecast)
+		}
+	}
+	row("forecast: model, lead time", fc(func(f *ForecastSummary) string { return fmt.Sprintf("%s, %s", f.Method, f.LeadTime) }))
+	row("forecast WAPE at the lead time", fc(func(f *ForecastSummary) string { return percent(f.WAPE) }))
+	row("seasonal-naive WAPE at the lead time", fc(func(f *ForecastSummary) string { return percent(f.NaiveWAPE) }))
+	row("refits refused", fc(func(f *ForecastSummary) string {
+		if len(f.Refused) == 0 {
+			return "0"
+		}
+		var parts []string
+		for _, r := range slices.Sorted(maps.Keys(f.Refused)) {
+			parts = append(parts, fmt.Sprintf("%d %s", f.Refused[r], r))
+		}
+		return strings.Join(parts, ", ")
+	}))
+}
+
+func percent(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*v)
 }

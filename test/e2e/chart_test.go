@@ -43,9 +43,15 @@ func helmBinary(t *testing.T) string {
 // runHelm runs helm with args in the repository root and returns its stdout.
 func runHelm(ctx context.Context, t *testing.T, args ...string) []byte {
 	t.Helper()
+	return runHelmEnv(ctx, t, nil, args...)
+}
+
+// runHelmEnv is runHelm with env added to the environment.
+func runHelmEnv(ctx context.Context, t *testing.T, env []string, args ...string) []byte {
+	t.Helper()
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, helmBinary(t), args...)
-	cmd.Dir, cmd.Stderr = framework.RepoRoot(), &stderr
+	cmd.Dir, cmd.Stderr, cmd.Env = framework.RepoRoot(), &stderr, append(os.Environ(), env...)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
@@ -120,11 +126,14 @@ func without(objs []*unstructured.Unstructured, kind string) []*unstructured.Uns
 }
 
 // TestChart checks charts/podpilot: helm lint passes for the default and the
-// maximal values; with the default values it renders manifests/ object by
-// object (less the Namespace, which Helm's --create-namespace makes; with
-// namespace.create it is manifests' Namespace), and with resourceMetrics on it
-// adds overlays/resource-metrics; every rendering is admitted by a
-// server-side dry-run without warnings.
+// maximal values; with the default values but manifests' TLS choice
+// (tls.insecureSkipTLSVerify, as manifests/ cannot make a certificate) it
+// renders manifests/ object by object (less the Namespace, which Helm's
+// --create-namespace makes; with namespace.create it is manifests'
+// Namespace, and less the CRD's helm.sh/resource-policy), and with
+// resourceMetrics on it adds overlays/resource-metrics; every rendering is
+// admitted by a server-side dry-run without warnings. chart_tls_test.go
+// checks the default TLS, chart_uninstall_test.go the kept CRD.
 func TestChart(t *testing.T) {
 	ctx := t.Context()
 	maximal := filepath.Join(chartDir, "ci", "maximal-values.yaml")
@@ -135,15 +144,16 @@ func TestChart(t *testing.T) {
 
 	base := renderKustomization(ctx, t, "manifests")
 	addon := renderKustomization(ctx, t, filepath.Join("manifests", "overlays", "resource-metrics"))
-	t.Run("default values render manifests/ without its Namespace", func(t *testing.T) {
-		compareObjects(t, "kustomize", without(base, "Namespace"), "helm", renderChart(ctx, t))
+	manifestsTLS := []string{"--set", "tls.insecureSkipTLSVerify=true"}
+	t.Run("default values with manifests' TLS render manifests/ without its Namespace", func(t *testing.T) {
+		compareObjects(t, "kustomize", without(base, "Namespace"), "helm", withoutKeep(t, renderChart(ctx, t, manifestsTLS...)))
 	})
 	t.Run("namespace.create renders manifests' Namespace", func(t *testing.T) {
-		compareObjects(t, "kustomize", base, "helm", renderChart(ctx, t, "--set", "namespace.create=true"))
+		compareObjects(t, "kustomize", base, "helm", withoutKeep(t, renderChart(ctx, t, append(manifestsTLS, "--set", "namespace.create=true")...)))
 	})
 	t.Run("resourceMetrics.enabled adds overlays/resource-metrics", func(t *testing.T) {
 		compareObjects(t, "kustomize", slices.Concat(without(base, "Namespace"), addon), "helm",
-			renderChart(ctx, t, "--set", "resourceMetrics.enabled=true"))
+			withoutKeep(t, renderChart(ctx, t, append(manifestsTLS, "--set", "resourceMetrics.enabled=true")...)))
 	})
 
 	maxObjs := renderChart(ctx, t, "-f", maximal)
@@ -214,6 +224,8 @@ func testMaximalRendering(t *testing.T, objs []*unstructured.Unstructured) {
 		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
 		for _, want := range []string{
 			"--prometheus-url=https://thanos.monitoring.svc:9091/tenant-a/", "--prometheus-header=X-Scope-OrgID=tenant-a",
+			"--prometheus-header-file=Authorization=/var/run/podpilot/prometheus/headers/0/header",
+			"--prometheus-header-file=X-Api-Key=/var/run/podpilot/prometheus/headers/1/api-key",
 			"--prometheus-bearer-token-file=/var/run/podpilot/prometheus/token/token",
 			"--prometheus-basic-auth-password-file=/var/run/podpilot/prometheus/basic-auth/password",
 			"--prometheus-ca-file=/var/run/podpilot/prometheus/ca/ca.crt",
@@ -224,6 +236,25 @@ func testMaximalRendering(t *testing.T, objs []*unstructured.Unstructured) {
 			}
 		}
 	}
+}
+
+// withoutKeep returns objs with the CRD's helm.sh/resource-policy annotation
+// removed, after checking that it is keep: the one difference between the
+// chart's CRD and manifests'.
+func withoutKeep(t *testing.T, objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() != "CustomResourceDefinition" {
+			continue
+		}
+		annotations := o.GetAnnotations()
+		if annotations["helm.sh/resource-policy"] != "keep" {
+			t.Errorf("%s: annotations %v, want helm.sh/resource-policy: keep", objectRef(o), annotations)
+		}
+		delete(annotations, "helm.sh/resource-policy")
+		o.SetAnnotations(annotations)
+	}
+	return objs
 }
 
 // waitCRDsServed waits until the API server serves the group versions.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -59,6 +60,10 @@ type differentialCase struct {
 	drive func(ctx context.Context, t *testing.T, ns string, exp *exporter.Server, apps []string) func(level float64)
 	warm  func(ctx context.Context, t *testing.T, ns string, apps []string, level float64)
 	steps []differentialStep
+	// deployment builds each workload (nil: cluster.Deployment); setup,
+	// if set, creates what the metrics describe in ns first.
+	deployment func(name string, replicas int32) *appsv1.Deployment
+	setup      func(ctx context.Context, t *testing.T, ns string)
 }
 
 // differentialCheckpoint is one row of the table: both counts at the end of a hold.
@@ -83,12 +88,13 @@ func TestDifferentialStockHPAAgainstPodAutoscaler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The default rules, and resourceRules over a 15 s rate window (the
-	// window kubelet's resource metrics have for metrics-server), so cpu
-	// settles within the holds.
+	// The default rules with the per-Service rule (Object metrics), and
+	// resourceRules over a 15 s rate window (the window kubelet's resource
+	// metrics have for metrics-server), so cpu settles within the holds.
 	resourceRules := strings.NewReplacer("[1m]", "[15s]", "window: 1m", "window: 15s").Replace(framework.ResourceRulesYAML)
+	withServices := strings.Replace(rules.DefaultYAML, "\nrules:\n", "\nrules:\n"+framework.ServiceRulesYAML, 1)
 	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(rules.DefaultYAML+resourceRules), 0o644); err != nil {
+	if err := os.WriteFile(rulesFile, []byte(withServices+resourceRules), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := append(kcm.PodpilotArgs(), "--config="+rulesFile)
@@ -108,7 +114,8 @@ func TestDifferentialStockHPAAgainstPodAutoscaler(t *testing.T) {
 }
 
 func differentialCases() []differentialCase {
-	return []differentialCase{podsMetricWithPoliciesCase(), scaleEventsOfBothDirectionsCase(), cpuUtilizationCase(), externalMetricCase()}
+	return []differentialCase{podsMetricWithPoliciesCase(), scaleEventsOfBothDirectionsCase(), cpuUtilizationCase(), externalMetricCase(),
+		externalValueCase(), objectValueCase(), objectAverageValueCase(), containerResourceCase(), twoPoliciesEachWayCase()}
 }
 
 // podsMetricWithPoliciesCase: a Pods metric (a gauge spread over the pods,
@@ -295,9 +302,16 @@ func waitPodCPU(ctx context.Context, t *testing.T, ns string, apps []string, cor
 func runDifferential(t *testing.T, dc differentialCase) {
 	ctx := t.Context()
 	ns := cluster.CreateNamespace(ctx, t, "diff")
+	if dc.setup != nil {
+		dc.setup(ctx, t, ns)
+	}
+	deployment := dc.deployment
+	if deployment == nil {
+		deployment = cluster.Deployment
+	}
 	apps := []string{diffHPAApp, diffPPAApp}
 	for _, app := range apps {
-		if _, err := cluster.Client.AppsV1().Deployments(ns).Create(ctx, cluster.Deployment(app, dc.initial), metav1.CreateOptions{}); err != nil {
+		if _, err := cluster.Client.AppsV1().Deployments(ns).Create(ctx, deployment(app, dc.initial), metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create deployment %s: %v", app, err)
 		}
 	}

@@ -63,6 +63,9 @@ func startMetricsServer(ctx context.Context) error {
 }
 
 func TestMain(m *testing.M) {
+	if group := os.Getenv(postRenderGroupEnv); group != "" { // this binary as Helm's post-renderer
+		os.Exit(runHelmPostRender(group))
+	}
 	os.Exit(run(m))
 }
 

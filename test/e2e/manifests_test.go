@@ -48,6 +48,30 @@ func TestManifests(t *testing.T) {
 	t.Run("podpilot runs as its ServiceAccount with only the manifests' RBAC", func(t *testing.T) {
 		testManifestsRBAC(t, base)
 	})
+	t.Run("the documented uninstall selector leaves out the CRD, and only it", testUninstallSelector)
+}
+
+// testUninstallSelector runs docs/install.md's uninstall, `kubectl delete -k manifests/ -l
+// app.kubernetes.io/component!=crd`, as a server-side dry-run: it would delete the Namespace
+// but not the CRD, which the same command without the selector would.
+func testUninstallSelector(t *testing.T) {
+	deleted := func(selector ...string) string {
+		args := append([]string{"delete", "-k", filepath.Join(framework.RepoRoot(), "manifests"), "--dry-run=server",
+			"--ignore-not-found", "-o", "name", "--kubeconfig", cluster.Kubeconfig}, selector...)
+		out, err := exec.CommandContext(t.Context(), "kubectl", args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	const crd = "customresourcedefinition.apiextensions.k8s.io/podautoscalers.autoscaling.podpilot.io"
+	if all := deleted(); !strings.Contains(all, crd) {
+		t.Fatalf("kubectl delete -k manifests/ would not delete the CRD:\n%s", all)
+	}
+	kept := deleted("-l", "app.kubernetes.io/component!=crd")
+	if strings.Contains(kept, crd) || !strings.Contains(kept, "namespace/"+podpilotNamespace) {
+		t.Errorf("with the selector, kubectl would delete:\n%s\nwant the Namespace and not the CRD", kept)
+	}
 }
 
 // testManifestsDryRun applies the Namespace and the CRD for real (namespaced

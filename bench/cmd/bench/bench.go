@@ -34,6 +34,14 @@ func benchmark(ctx context.Context, o options) (string, bool, error) {
 		r.Sections = append(r.Sections, secs...)
 		failures = append(failures, errs...)
 	}
+	if o.cfg.Scenarios["p"] {
+		sec, err := scenario.Predict(ctx, o.outDir, base)
+		if err != nil {
+			failures = append(failures, "p: "+err.Error())
+			sec.Notes = append(sec.Notes, "**FAILED**: "+err.Error())
+		}
+		r.Sections = append(r.Sections, sec)
+	}
 	if o.cfg.Scenarios["f"] {
 		sec, err := goBenchmarks(ctx, o.benchtime)
 		if err != nil {

@@ -53,7 +53,7 @@ func parseFlags(args []string) (options, error) {
 		"scenario e: prometheus-adapter's code built on podpilot's library versions (hack/build-tools.sh prometheus-adapter-current; also PROMETHEUS_ADAPTER_CURRENT)")
 	fs.StringVar(&c.PodpilotBinary, "podpilot", filepath.Join(root, "bin", "podpilot"), "the podpilot binary")
 	fs.StringVar(&c.PodcacheBinary, "podcache", filepath.Join(root, "_output", "bin", "podcache"), "where scenario g builds bench/cmd/podcache, its typed-informer baseline")
-	fs.StringVar(&scenarios, "scenarios", "a,b,c,d,e,f", "scenarios to run (b and c run together; g, memory against pods, on request or with --full)")
+	fs.StringVar(&scenarios, "scenarios", "a,b,c,d,e,f,p", "scenarios to run (b and c run together; g, memory against pods, on request or with --full; p, predictive scaling in replay, needs no cluster)")
 	fs.StringVar(&c.StateDir, "state-dir", filepath.Join(root, "_output", "bench-cluster"), "state directory of the bench's local control plane")
 	fs.StringVar(&o.outDir, "out", filepath.Join(root, "bench", "results"), "directory of the report and its plots")
 	fs.StringVar(&o.benchtime, "benchtime", "1s", "-benchtime of the Go benchmarks (scenario f)")

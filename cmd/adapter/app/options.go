@@ -32,6 +32,8 @@ type Options struct {
 	Metrics *metricsapi.Options
 	// Autoscaler configures the embedded PodAutoscaler controller.
 	Autoscaler *controller.Options
+	// Tenancy limits what PodAutoscalers may read beyond their namespace.
+	Tenancy *metricsapi.TenancyOptions
 	// LeaderElection decides which replica runs the autoscaler.
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
 	// Logs configures klog through component-base.
@@ -44,6 +46,7 @@ func NewOptions() *Options {
 		Prometheus:     prometheus.NewOptions(),
 		Metrics:        metricsapi.NewOptions(),
 		Autoscaler:     controller.NewOptions(),
+		Tenancy:        metricsapi.NewTenancyOptions(),
 		LeaderElection: newLeaderElection(),
 		Logs:           logsapi.NewLoggingConfiguration(),
 	}
@@ -77,6 +80,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.Prometheus.AddFlags(fss.FlagSet("prometheus"))
 	o.Metrics.AddFlags(fss.FlagSet("metrics discovery"))
 	o.Autoscaler.AddFlags(fss.FlagSet("autoscaler"))
+	o.Tenancy.AddFlags(fss.FlagSet("autoscaler"))
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fss.FlagSet("leader election"))
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logging"))
 	verflag.AddFlags(fss.FlagSet("global"))
@@ -91,6 +95,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.Prometheus.Validate()...)
 	errs = append(errs, o.Metrics.Validate()...)
 	errs = append(errs, o.Autoscaler.Validate()...)
+	errs = append(errs, o.Tenancy.Validate()...)
 	errs = append(errs, logsapi.Validate(o.Logs, nil, nil).ToAggregate())
 	return utilerrors.NewAggregate(errs)
 }

@@ -23,7 +23,10 @@ func newReplayCommand() *cobra.Command {
 rules the server uses) and replays each PodAutoscaler's decisions with the real algorithm and a
 simulated clock. It prints a summary per spec (replica-hours, time and pod-seconds above target,
 scale events, a self-check against the real replicas) and writes a table and an SVG chart per
-spec into --out. It needs no cluster.`,
+spec into --out. A spec with spec.prediction is replayed three ways side by side: reactive (the
+metrics alone), predictive (with the forecast, fitted on the history before each refit) and
+oracle (with the real load one lead time ahead), with the forecast's WAPE beside seasonal-naive's;
+spec.schedules apply to all three. It needs no cluster.`,
 		SilenceUsage: true,
 		Args:         cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -116,10 +116,11 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 }
 
 // addAutoscaler builds the embedded autoscaler on the shared cache and the provider's fresh
-// reads, adds its readiness and liveness checks to gs, and returns its Run.
+// reads within the tenancy options, adds its readiness and liveness checks to gs, and returns its
+// Run.
 func addAutoscaler(o *Options, restCfg *rest.Config, provider *metricsapi.Provider, registry metrics.KubeRegistry,
 	cache *clusterInformers, gs *server.GenericAPIServer) (func(context.Context) error, error) {
-	scaler, err := newAutoscaler(o, restCfg, provider.FreshReads(), registry, cache.kube)
+	scaler, err := newAutoscaler(o, restCfg, provider.PodAutoscalerReads(o.Tenancy), registry, cache.kube)
 	if err != nil {
 		return nil, err
 	}

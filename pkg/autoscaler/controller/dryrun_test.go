@@ -36,7 +36,7 @@ func TestDryRunReportsAndNeverScales(t *testing.T) {
 			custom: qpsPerPod("2000", podNames(7)...),
 			mutate: []func(*podpilotv1alpha1.PodAutoscaler){dry},
 			want: outcome{Replicas: 7, Current: 7, Desired: 5, Targets: "<unknown>/2k",
-				Conditions: map[string]string{"AbleToScale": "True DryRunRescale", "ScalingActive": "<none>", "ScalingLimited": "True TooManyReplicas"},
+				Conditions: map[string]string{"AbleToScale": "True DryRunRescale", "ScalingActive": "<none>", "ScalingLimited": "<none>"},
 				Events:     []string{"Normal DryRunRescale"}},
 			wantMsg: "would scale vg1-vanguard from 7 to 5",
 		},

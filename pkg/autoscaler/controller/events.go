@@ -46,7 +46,7 @@ func NewRecorder(b events.EventBroadcaster) (events.EventRecorder, error) {
 	if err := podpilotv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("add podpilot types to the event scheme: %w", err)
 	}
-	return b.NewRecorder(scheme, Name), nil
+	return truncatingRecorder{b.NewRecorder(scheme, Name)}, nil
 }
 
 // recordMetricFailures emits one Warning per failed metric, with the metric's failure reason

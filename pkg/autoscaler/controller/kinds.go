@@ -2,12 +2,14 @@ package controller
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
 )
 
@@ -38,8 +40,8 @@ func (c *Controller) externalMetric(ctx context.Context, namespace string, m pod
 // containerResourceMetric reads a resource metric of one container of namespace's pods.
 func (c *Controller) containerResourceMetric(ctx context.Context, namespace string, m podpilotv1alpha1.ContainerResourceMetricSpec) (decision.Metric, error) {
 	dm := decision.Metric{Kind: decision.ContainerResourceMetric, Name: string(m.ResourceName), Target: specconv.ContainerResourceTarget(m)}
-	cs, err := c.fetcher.ContainerResourceMetric(ctx, namespace, m.ResourceName, m.Container)
-	dm.Samples, dm.NoContainer = cs.Samples, cs.NoContainer
+	var err error
+	dm.Samples, err = c.fetcher.ContainerResourceMetric(ctx, namespace, m.ResourceName, m.Container)
 	return dm, err
 }
 
@@ -50,15 +52,28 @@ func describedKind(ref podpilotv1alpha1.MetricObjectReference) schema.GroupKind 
 
 // containerRequestsOf returns each container's own cpu and memory requests in milli-units, for
 // the regular containers and the restartable init containers (native sidecars), as upstream's
-// calculateRequests matches a ContainerResource metric's container among both.
-func containerRequestsOf(p *corev1.Pod) map[string]map[corev1.ResourceName]int64 {
+// calculateRequests matches a ContainerResource metric's container among both. A request beyond
+// int64 milli-units is absent, and its error (replicas.ErrValueOutOfRange) is returned by
+// resource, nil when there is none.
+func containerRequestsOf(p *corev1.Pod) (map[string]map[corev1.ResourceName]int64, map[corev1.ResourceName]error) {
 	out := make(map[string]map[corev1.ResourceName]int64, len(p.Spec.Containers))
+	var errs map[corev1.ResourceName]error
 	add := func(c corev1.Container) {
 		reqs := make(map[corev1.ResourceName]int64, 2)
 		for _, r := range [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if q, ok := c.Resources.Requests[r]; ok {
-				reqs[r] = q.MilliValue()
+			q, ok := c.Resources.Requests[r]
+			if !ok {
+				continue
 			}
+			v, err := replicas.MilliOf(q)
+			if err != nil {
+				if errs == nil {
+					errs = make(map[corev1.ResourceName]error, 1)
+				}
+				errs[r] = fmt.Errorf("%s request of container %s: %w", r, c.Name, err)
+				continue
+			}
+			reqs[r] = v
 		}
 		out[c.Name] = reqs
 	}
@@ -70,5 +85,5 @@ func containerRequestsOf(p *corev1.Pod) map[string]map[corev1.ResourceName]int64
 			add(c)
 		}
 	}
-	return out
+	return out, errs
 }

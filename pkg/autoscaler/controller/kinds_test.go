@@ -210,7 +210,8 @@ func TestContainerRequestsAreEachContainersOwnIncludingNativeSidecars(t *testing
 		"proxy":       {corev1.ResourceCPU: 300},
 		"log-shipper": {},
 	}
-	if diff := cmp.Diff(want, containerRequestsOf(pod)); diff != "" {
+	got, _ := containerRequestsOf(pod)
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("container requests (-want +got):\n%s", diff)
 	}
 }

@@ -129,7 +129,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"scale subresource have a budget of their own, so they never wait behind status writes; PodAutoscaler status "+
 			"writes have another, which no round waits for: when it is spent, a write that records a rescale, a new history "+
 			"or generation goes to a status writer that waits for it, and any other waits for the next round; events and "+
-			"the informers, lease and metrics.k8s.io reads have one each. The API server's own clients use --client-qps.")
+			"the lease and metrics.k8s.io reads have one each. Informers are on none of them: the shared cache of the "+
+			"cluster uses --client-qps, like the API server's own clients, and the PodAutoscaler informer is not throttled.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst,
 		"Burst of each of the autoscaler's budgets of Kubernetes API calls (see --kube-api-qps).")
 	fs.BoolVar(&o.PerObjectMetrics, "autoscaler-per-object-metrics", o.PerObjectMetrics,

@@ -1,10 +1,13 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
+	"math"
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/tools/cache"
@@ -24,60 +27,103 @@ func podsOf(pods []*podcache.Pod) []replicas.Pod {
 
 // podOf converts a cached pod; its requests are read from its shared requests-only pod.
 func podOf(p *podcache.Pod) replicas.Pod {
+	requests, errs := requestsOf(p.Resources)
+	// ContainerResource metrics (kinds.go).
+	containers, containerErrs := containerRequestsOf(p.Resources)
+	for r, err := range containerErrs {
+		if errs == nil {
+			errs = make(map[corev1.ResourceName]error, 1)
+		}
+		errs[r] = errors.Join(errs[r], err)
+	}
 	return replicas.Pod{
-		Name:            p.Name,
-		Deleted:         p.DeletionTimestamp != nil,
-		Phase:           p.Phase,
-		Start:           p.StartTime.Time,
-		Ready:           p.Ready,
-		ReadyTransition: p.ReadyTransition.Time,
-		Requests:        requestsOf(p.Resources),
-		// ContainerResource metrics (kinds.go).
-		ContainerRequests: containerRequestsOf(p.Resources),
+		Name:              p.Name,
+		Deleted:           p.DeletionTimestamp != nil,
+		Phase:             p.Phase,
+		Start:             p.StartTime.Time,
+		Ready:             p.Ready,
+		ReadyTransition:   p.ReadyTransition.Time,
+		Requests:          requests,
+		ContainerRequests: containers,
+		RequestErrs:       errs,
 	}
 }
 
 // requestsOf returns the pod's cpu and memory requests in milli-units: the pod-level request
 // when set, otherwise the sum over its containers and its restartable init containers (native
 // sidecars, restartPolicy Always), as upstream's calculatePodRequests; absent when any of those
-// containers lacks it.
-func requestsOf(p *corev1.Pod) map[corev1.ResourceName]int64 {
+// containers lacks it. A request, or a sum, beyond int64 milli-units is absent too, and its
+// error (replicas.ErrValueOutOfRange) is returned by resource, nil when there is none.
+func requestsOf(p *corev1.Pod) (map[corev1.ResourceName]int64, map[corev1.ResourceName]error) {
 	out := make(map[corev1.ResourceName]int64, 2)
+	var errs map[corev1.ResourceName]error
 	for _, r := range [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-		if p.Spec.Resources != nil {
-			if q, ok := p.Spec.Resources.Requests[r]; ok {
-				out[r] = q.MilliValue()
-				continue
-			}
+		var v int64
+		var ok bool
+		var err error
+		if q, set := podRequest(p, r); set {
+			v, err = replicas.MilliOf(q)
+			ok = true
+		} else {
+			v, ok, err = containerRequests(p, r)
 		}
-		if sum, ok := containerRequests(p, r); ok {
-			out[r] = sum
+		switch {
+		case err != nil:
+			if errs == nil {
+				errs = make(map[corev1.ResourceName]error, 1)
+			}
+			errs[r] = fmt.Errorf("%s request: %w", r, err)
+		case ok:
+			out[r] = v
 		}
 	}
-	return out
+	return out, errs
+}
+
+// podRequest is the pod-level request for r, if the pod sets one.
+func podRequest(p *corev1.Pod, r corev1.ResourceName) (resource.Quantity, bool) {
+	if p.Spec.Resources == nil {
+		return resource.Quantity{}, false
+	}
+	q, ok := p.Spec.Resources.Requests[r]
+	return q, ok
 }
 
 // containerRequests sums r's requests over the pod's containers and restartable init containers;
-// false when there are no containers or one of them has no request for r.
-func containerRequests(p *corev1.Pod, r corev1.ResourceName) (int64, bool) {
+// false when there are no containers or one of them has no request for r. A request or a sum
+// beyond int64 milli-units is replicas.ErrValueOutOfRange.
+func containerRequests(p *corev1.Pod, r corev1.ResourceName) (int64, bool, error) {
 	sum, counted := int64(0), 0
+	var err error
 	add := func(c corev1.Container) bool {
 		q, ok := c.Resources.Requests[r]
-		sum += q.MilliValue()
+		v, verr := replicas.MilliOf(q)
+		switch {
+		case err != nil:
+		case verr != nil:
+			err = fmt.Errorf("container %s: %w", c.Name, verr)
+		case v > math.MaxInt64-sum:
+			err = fmt.Errorf("sum over the containers beyond %d milli-units: %w", int64(math.MaxInt64), replicas.ErrValueOutOfRange)
+		default:
+			sum += v
+		}
 		counted++
 		return ok
 	}
 	for _, c := range p.Spec.InitContainers {
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways && !add(c) {
-			return 0, false
+			return 0, false, nil
 		}
 	}
 	for _, c := range p.Spec.Containers {
 		if !add(c) {
-			return 0, false
+			return 0, false, nil
 		}
 	}
-	return sum, counted > 0
+	if err != nil {
+		return 0, false, err
+	}
+	return sum, counted > 0, nil
 }
 
 // podLabelIndex indexes pods by "namespace/key=value" for each of their labels, so that a target's

@@ -33,7 +33,8 @@ func TestRequestsCountNativeSidecarsAsUpstream(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, requestsOf(&corev1.Pod{Spec: tt.spec})); diff != "" {
+			got, _ := requestsOf(&corev1.Pod{Spec: tt.spec})
+			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("requests (-want +got):\n%s", diff)
 			}
 		})

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -10,11 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
-	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 )
 
 // setCondition sets one condition at now; its transition time changes only with its status.
@@ -24,7 +21,7 @@ func setCondition(pa *podpilotv1alpha1.PodAutoscaler, typ string, ok bool, reaso
 		status = metav1.ConditionTrue
 	}
 	meta.SetStatusCondition(&pa.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: message,
+		Type: typ, Status: status, Reason: reason, Message: truncateMessage(message, maxConditionMessage),
 		ObservedGeneration: pa.Generation, LastTransitionTime: metav1.NewTime(now),
 	})
 }
@@ -34,33 +31,6 @@ func setDecisionConditions(pa *podpilotv1alpha1.PodAutoscaler, conds []decision.
 	for _, c := range conds {
 		setCondition(pa, string(c.Type), c.Status, c.Reason, c.Message, now)
 	}
-}
-
-// metricStatuses converts the decision's per-metric outcomes; a failed metric keeps its type
-// and name without values. Object and External metrics show their value, and their average per
-// pod for AverageValue targets; the others their average per pod, and utilization for
-// Utilization targets.
-func metricStatuses(statuses []decision.MetricStatus) []podpilotv1alpha1.MetricStatus {
-	var out []podpilotv1alpha1.MetricStatus
-	for _, s := range statuses {
-		ms := podpilotv1alpha1.MetricStatus{Type: sourceTypeOf(s.Kind), Name: s.Name, Container: s.Target.Container, DescribedObject: s.DescribedObject}
-		if s.Err == nil {
-			switch s.Kind {
-			case decision.ObjectMetric, decision.ExternalMetric:
-				ms.Value = current(s.Result.Value, s.Target)
-				if s.Target.Type == replicas.AverageValue {
-					ms.AverageValue = current(s.Result.AverageValue, s.Target)
-				}
-			default:
-				ms.AverageValue = current(s.Result.AverageValue, s.Target)
-				if s.Target.Type == replicas.Utilization {
-					ms.AverageUtilization = ptr.To(s.Result.Utilization)
-				}
-			}
-		}
-		out = append(out, ms)
-	}
-	return out
 }
 
 // sourceTypeOf is the status type of a decision's metric kind.
@@ -78,98 +48,9 @@ func sourceTypeOf(k decision.MetricKind) podpilotv1alpha1.MetricSourceType {
 	return podpilotv1alpha1.CustomMetricSourceType
 }
 
-// current is an average value in milli-units as a quantity: memory in whole bytes and binary
-// units, everything else in decimal units.
-func current(milli int64, t replicas.Target) *resource.Quantity {
-	if t.Resource == "memory" {
-		return resource.NewQuantity((milli+500)/1000, resource.BinarySI)
-	}
-	return resource.NewMilliQuantity(milli, resource.DecimalSI)
-}
-
-// targetsOf renders status.targets, e.g. "1500/2k, 30%/50%, 120Mi/256Mi"; a metric without a
-// value this round shows <unknown>. Object and External metrics show their value, or their
-// average per pod followed by "(avg)" for AverageValue targets, as kubectl shows HPAs.
-func targetsOf(pa *podpilotv1alpha1.PodAutoscaler, statuses []decision.MetricStatus) string {
-	var parts []string
-	i := 0
-	value := func() (decision.MetricStatus, bool) {
-		defer func() { i++ }()
-		if i < len(statuses) && statuses[i].Err == nil {
-			return statuses[i], true
-		}
-		return decision.MetricStatus{}, false
-	}
-	for _, m := range pa.Spec.CustomMetrics {
-		cur := "<unknown>"
-		if s, ok := value(); ok {
-			cur = current(s.Result.AverageValue, s.Target).String()
-		}
-		parts = append(parts, cur+"/"+m.AverageValue.String())
-	}
-	for _, m := range pa.Spec.ResourceMetrics {
-		s, ok := value()
-		parts = append(parts, resourceTargets(m.TargetType, m.AverageUtilization, m.AverageValue, s, ok))
-	}
-	for _, m := range pa.Spec.ObjectMetrics {
-		s, ok := value()
-		parts = append(parts, valueTargets(m.TargetType, m.Value, m.AverageValue, s, ok))
-	}
-	for _, m := range pa.Spec.ExternalMetrics {
-		s, ok := value()
-		parts = append(parts, valueTargets(m.TargetType, m.Value, m.AverageValue, s, ok))
-	}
-	for _, m := range pa.Spec.ContainerResourceMetrics {
-		s, ok := value()
-		parts = append(parts, resourceTargets(m.TargetType, m.AverageUtilization, m.AverageValue, s, ok))
-	}
-	out := strings.Join(parts, ", ")
-	if len(out) > maxTargetsLength {
-		out = out[:maxTargetsLength-len("...")] + "..."
-	}
-	return out
-}
-
 // maxTargetsLength is the schema's bound of status.targets; with every metric list at its bound
 // the rendered list can pass it, and is then cut.
 const maxTargetsLength = 1024
-
-// resourceTargets renders a Resource or ContainerResource metric's "current/target".
-func resourceTargets(typ podpilotv1alpha1.MetricTargetType, utilization *int32, average *resource.Quantity, s decision.MetricStatus, ok bool) string {
-	cur, want := "<unknown>", "<unset>"
-	switch {
-	case typ == podpilotv1alpha1.UtilizationMetricType && utilization != nil:
-		want = fmt.Sprintf("%d%%", *utilization)
-		if ok {
-			cur = fmt.Sprintf("%d%%", s.Result.Utilization)
-		}
-	case average != nil:
-		want = average.String()
-		if ok {
-			cur = current(s.Result.AverageValue, s.Target).String()
-		}
-	}
-	return cur + "/" + want
-}
-
-// valueTargets renders an Object or External metric's "current/target", with " (avg)" after an
-// AverageValue target.
-func valueTargets(typ podpilotv1alpha1.ValueTargetType, value, average *resource.Quantity, s decision.MetricStatus, ok bool) string {
-	cur, want := "<unknown>", "<unset>"
-	switch {
-	case typ == podpilotv1alpha1.ValueTarget && value != nil:
-		want = value.String()
-		if ok {
-			cur = current(s.Result.Value, s.Target).String()
-		}
-	case typ == podpilotv1alpha1.AverageValueTarget && average != nil:
-		want = average.String() + " (avg)"
-		if ok {
-			cur = current(s.Result.AverageValue, s.Target).String()
-		}
-	}
-	return cur + "/" + want
-}
 
 // MetricChangeTolerance is the relative change of a metric's current value (averageValue or
 // averageUtilization) below which the value alone does not rewrite the status: such a change is

@@ -12,6 +12,7 @@ import (
 // metric proposal is normalized. When some metrics fail, it scales only up on the valid ones and
 // never down; when all fail, it keeps the current replicas.
 func Decide(in Input) Decision {
+	in.MinReplicas = effectiveMin(in) // an active schedule floor raises the minimum (proposals.go)
 	current := in.SpecReplicas
 	d := Decision{DesiredReplicas: current, History: normalize.SeedHistory(in.History, current, in.Now)}
 	switch {
@@ -23,11 +24,9 @@ func Decide(in Input) Decision {
 			Message: "scaling is disabled since the replica count of the target is zero"}}
 		return d
 	case current > in.MaxReplicas:
-		return fastPath(d, in.MaxReplicas, "Current number of replicas above Spec.MaxReplicas",
-			normalize.ReasonTooManyReplicas, normalize.MessageTooManyReplicas)
+		return fastPath(d, in.MaxReplicas, "Current number of replicas above Spec.MaxReplicas")
 	case current < in.MinReplicas:
-		return fastPath(d, in.MinReplicas, "Current number of replicas below Spec.MinReplicas",
-			normalize.ReasonTooFewReplicas, normalize.MessageTooFewReplicas)
+		return belowMin(in, d) // the floor of a schedule window, or minReplicas (proposals.go)
 	}
 
 	c := combine(in)
@@ -43,6 +42,7 @@ func Decide(in Input) Decision {
 		return d
 	}
 
+	c = withForecast(in, c) // the forecast's proposal, scale-out only (proposals.go)
 	switch {
 	case c.replicas > current:
 		d.Reason = fmt.Sprintf("%s above target", c.metric)
@@ -56,6 +56,7 @@ func Decide(in Input) Decision {
 	desired := backFromZero(in, n.Replicas)
 	d.DesiredReplicas, d.Rescale, d.Metric, d.History = desired, desired != current, c.metric, n.History
 	d.HoldsAtZero = holdsAtZero(in, desired)
+	d.Explanation = explain(in, c, n, desired)
 	d.Conditions = []Condition{
 		{Type: ScalingActive, Status: true, Reason: ReasonValidMetricFound,
 			Message: "the PodAutoscaler was able to successfully calculate a replica count from " + c.metric},
@@ -65,9 +66,10 @@ func Decide(in Input) Decision {
 	return d
 }
 
-// fastPath brings replicas outside [min, max] back to the bound without looking at metrics.
-func fastPath(d Decision, desired int32, reason, limitReason, limitMessage string) Decision {
+// fastPath brings replicas outside [min, max] back to the bound without looking at metrics. As
+// upstream's reconcileAutoscaler, it determines no condition: ScalingActive and ScalingLimited
+// keep what the last round with metrics set, and the rescale sets AbleToScale.
+func fastPath(d Decision, desired int32, reason string) Decision {
 	d.DesiredReplicas, d.Rescale, d.Reason = desired, true, reason
-	d.Conditions = []Condition{{Type: ScalingLimited, Status: true, Reason: limitReason, Message: limitMessage}}
 	return d
 }

@@ -107,15 +107,13 @@ func TestDecide(t *testing.T) {
 		in:   Input{SpecReplicas: 0, MinReplicas: 1, MaxReplicas: 5},
 		want: summary{Conditions: []Condition{{Type: ScalingActive, Status: false, Reason: ReasonScalingDisabled}}},
 	}, {
-		name: "fast path: replicas above max scale to max without metrics",
+		name: "fast path: replicas above max scale to max without metrics and set no condition (upstream TestTooManyReplicas)",
 		in:   Input{SpecReplicas: 8, MinReplicas: 1, MaxReplicas: 5},
-		want: summary{Desired: 5, Rescale: true, Reason: "Current number of replicas above Spec.MaxReplicas",
-			Conditions: []Condition{{Type: ScalingLimited, Status: true, Reason: normalize.ReasonTooManyReplicas}}},
+		want: summary{Desired: 5, Rescale: true, Reason: "Current number of replicas above Spec.MaxReplicas"},
 	}, {
-		name: "fast path: replicas below min scale to min without metrics",
+		name: "fast path: replicas below min scale to min without metrics and set no condition (upstream TestTooFewReplicas)",
 		in:   Input{SpecReplicas: 1, MinReplicas: 2, MaxReplicas: 5},
-		want: summary{Desired: 2, Rescale: true, Reason: "Current number of replicas below Spec.MinReplicas",
-			Conditions: []Condition{{Type: ScalingLimited, Status: true, Reason: normalize.ReasonTooFewReplicas}}},
+		want: summary{Desired: 2, Rescale: true, Reason: "Current number of replicas below Spec.MinReplicas"},
 	}, {
 		name: "seed 000 spec: the largest proposal wins (qps 3000 per pod → 3 over cpu → 2 and memory → 1)",
 		in: Input{SpecReplicas: 2, MinReplicas: 1, MaxReplicas: 5, Pods: seedPods(2),

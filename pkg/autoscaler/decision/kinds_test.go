@@ -49,11 +49,9 @@ func TestComputeNewKinds(t *testing.T) {
 		metric:       Metric{Kind: ContainerResourceMetric, Name: "cpu", Target: appCPU, Samples: perPod(200, 200)},
 		wantReplicas: 4, wantDesc: "cpu container resource utilization (percentage of request)",
 	}, {
-		name: "a ContainerResource metric fails with FailedGetContainerResourceMetric when a pod's metrics lack the container",
-		metric: Metric{Kind: ContainerResourceMetric, Name: "cpu", Target: appCPU, Samples: perPod(200),
-			NoContainer: map[string]bool{"vg1-vanguard-1": true}},
-		wantErr: replicas.ErrContainerNotPresent, wantReason: ReasonFailedGetContainerResourceMetric,
-		wantDesc: "cpu container resource utilization (percentage of request)",
+		name:         "a ContainerResource metric counts a pod whose metrics lack the container as missing (upstream 1.36)",
+		metric:       Metric{Kind: ContainerResourceMetric, Name: "cpu", Target: appCPU, Samples: perPod(200)},
+		wantReplicas: 2, wantDesc: "cpu container resource utilization (percentage of request)",
 	}, {
 		name:    "a fetch error of an External metric fails with FailedGetExternalMetric",
 		metric:  Metric{Kind: ExternalMetric, Name: "queue_length", Target: averageTarget, FetchErr: errFetch},

@@ -28,6 +28,11 @@ type combined struct {
 	invalid int
 	// firstFailure is the first failed metric's status.
 	firstFailure MetricStatus
+	// forecast is the forecast's proposal, forecastFrom the metric it forecasts, raised whether
+	// it replaced the metrics' proposal (see withForecast).
+	forecast     int32
+	forecastFrom string
+	raised       bool
 }
 
 // err summarizes the failed metrics, wrapping the first failure, as upstream.
@@ -107,7 +112,7 @@ func compute(in Input, m Metric, cfg replicas.Config) MetricStatus {
 	switch m.Kind {
 	case ResourceMetric, PodsMetric, ContainerResourceMetric:
 		s.Result, err = replicas.Calculate(replicas.Input{
-			CurrentReplicas: in.SpecReplicas, Target: target, Pods: in.Pods, Samples: m.Samples, NoContainer: m.NoContainer,
+			CurrentReplicas: in.SpecReplicas, Target: target, Pods: in.Pods, Samples: m.Samples,
 			Config: cfg, Now: in.Now,
 		})
 	case ObjectMetric:

@@ -80,8 +80,6 @@ type Metric struct {
 	Target replicas.Target
 	// Samples are the per-pod samples of Resource, Pods and ContainerResource metrics, keyed by pod name.
 	Samples map[string]replicas.Sample
-	// NoContainer names the pods whose metrics lack Target.Container (ContainerResource metrics).
-	NoContainer map[string]bool
 	// Values are the series values of an External metric, or the one value of an Object metric,
 	// in milli-units.
 	Values []int64
@@ -120,6 +118,11 @@ type Input struct {
 	Behavior *normalize.Behavior
 	// History is the state persisted from previous rounds.
 	History normalize.History
+	// Forecast is the forecast's input (spec.prediction); nil when prediction is off.
+	Forecast *Forecast
+	// Floor is the active schedule floor (spec.schedules); it raises MinReplicas before the
+	// algorithm runs.
+	Floor Floor
 	// ScaledToZero is true while the autoscaler holds the target at zero (its ScaledToZero
 	// condition is True): a target at zero is then scaled back up when a metric asks for it,
 	// where one a person set to zero stays disabled.
@@ -169,6 +172,9 @@ type Decision struct {
 	History normalize.History
 	// MetricsErr reports metrics that failed, also when the others still drove a decision.
 	MetricsErr error
+	// Explanation records the proposals, the winner and what normalization changed, for the
+	// last decision in status; empty on fast paths and metric failures.
+	Explanation Explanation
 	// HoldsAtZero is true when the rescale scales the target to zero with minReplicas 0 and an
 	// Object or External metric to scale it back up (see ScaledToZeroCondition).
 	HoldsAtZero bool

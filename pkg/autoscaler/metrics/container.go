@@ -15,29 +15,20 @@ type containerKey struct {
 }
 
 // containerUsage is one container's usage in a namespace: per resource, the samples of the pods
-// whose metrics list the container with that resource, and the pods whose metrics do not list the
-// container at all.
+// whose metrics list the container with that resource.
 type containerUsage struct {
-	samples     map[corev1.ResourceName]map[string]replicas.Sample
-	noContainer map[string]bool
-}
-
-// ContainerSamples is one container's usage of one resource in a namespace.
-type ContainerSamples struct {
-	// Samples are the container's usage by pod name, for the pods whose metrics list the
-	// container with the resource.
-	Samples map[string]replicas.Sample
-	// NoContainer names the pods whose metrics were listed without the container at all.
-	NoContainer map[string]bool
+	samples map[corev1.ResourceName]map[string]replicas.Sample
 }
 
 // ContainerResourceMetric returns the usage of resource (cpu or memory) by container in every pod
-// of namespace. It reads the same pod metrics list as ResourceMetric (one list per namespace within
-// the freshness period) and derives each container's view once per namespace and container. The
-// maps are shared with other callers and must not be modified.
-func (f *Fetcher) ContainerResourceMetric(ctx context.Context, namespace string, resource corev1.ResourceName, container string) (ContainerSamples, error) {
+// of namespace that lists the container with it, keyed by pod name; a pod whose metrics lack the
+// container has no sample and counts as missing, as upstream's getContainerMetrics (1.36) has it.
+// It reads the same pod metrics list as ResourceMetric (one list per namespace within the
+// freshness period) and derives each container's view once per namespace and container. The map
+// is shared with other callers and must not be modified.
+func (f *Fetcher) ContainerResourceMetric(ctx context.Context, namespace string, resource corev1.ResourceName, container string) (map[string]replicas.Sample, error) {
 	if f.resource == nil {
-		return ContainerSamples{}, fmt.Errorf("get resource metric %s of container %s in namespace %s: %w", resource, container, namespace, ErrNoSource)
+		return nil, fmt.Errorf("get resource metric %s of container %s in namespace %s: %w", resource, container, namespace, ErrNoSource)
 	}
 	f.counter.Requested(SourceResource)
 	cu, err := f.containers.get(ctx, containerKey{namespace: namespace, container: container}, func(ctx context.Context) (containerUsage, error) {
@@ -51,34 +42,32 @@ func (f *Fetcher) ContainerResourceMetric(ctx context.Context, namespace string,
 		return containerView(usage, container), nil
 	})
 	if err != nil {
-		return ContainerSamples{}, fmt.Errorf("get resource metric %s of container %s in namespace %s: %w", resource, container, namespace, err)
+		return nil, fmt.Errorf("get resource metric %s of container %s in namespace %s: %w", resource, container, namespace, err)
 	}
-	return ContainerSamples{Samples: cu.samples[resource], NoContainer: cu.noContainer}, nil
+	return cu.samples[resource], nil
 }
 
 // containerView picks container out of each pod's metrics, in milli-units, as upstream's
-// getContainerMetrics: a pod whose container lacks a resource has no sample of it.
+// getContainerMetrics: a pod whose container lacks a resource, or that lacks the container, has
+// no sample of it. A usage beyond int64 milli-units or below zero is the sample's Err.
 func containerView(usage podUsage, container string) containerUsage {
-	out := containerUsage{samples: make(map[corev1.ResourceName]map[string]replicas.Sample, len(usageResources)), noContainer: map[string]bool{}}
+	out := containerUsage{samples: make(map[corev1.ResourceName]map[string]replicas.Sample, len(usageResources))}
 	for _, r := range usageResources {
 		out.samples[r] = map[string]replicas.Sample{}
 	}
 	for _, pm := range usage.items {
-		found := false
 		for _, c := range pm.Containers {
 			if c.Name != container {
 				continue
 			}
-			found = true
 			for _, r := range usageResources {
 				if q, ok := c.Usage[r]; ok {
-					out.samples[r][pm.Name] = replicas.Sample{Value: q.MilliValue(), Timestamp: pm.Timestamp.Time, Window: pm.Window.Duration}
+					s := replicas.Sample{Timestamp: pm.Timestamp.Time, Window: pm.Window.Duration}
+					s.Value, s.Err = replicas.MilliOf(q)
+					out.samples[r][pm.Name] = s
 				}
 			}
 			break
-		}
-		if !found {
-			out.noContainer[pm.Name] = true
 		}
 	}
 	return out

@@ -24,7 +24,8 @@ func fetchCustom(ctx context.Context, src CustomSource, namespace, metric string
 }
 
 // customSamples converts the values of pods to samples in milli-units; a pod listed twice
-// keeps its first value.
+// keeps its first value. A value beyond int64 milli-units or below zero is kept as the sample's
+// Err, which fails the metric of an autoscaler that uses the pod, and no other.
 func customSamples(list *custom_metrics.MetricValueList) map[string]replicas.Sample {
 	if list == nil {
 		return map[string]replicas.Sample{}
@@ -42,7 +43,9 @@ func customSamples(list *custom_metrics.MetricValueList) map[string]replicas.Sam
 		if v.WindowSeconds != nil {
 			window = time.Duration(*v.WindowSeconds) * time.Second
 		}
-		out[name] = replicas.Sample{Value: v.Value.MilliValue(), Timestamp: v.Timestamp.Time, Window: window}
+		s := replicas.Sample{Timestamp: v.Timestamp.Time, Window: window}
+		s.Value, s.Err = replicas.MilliOf(v.Value)
+		out[name] = s
 	}
 	return out
 }

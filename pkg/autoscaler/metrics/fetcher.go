@@ -96,7 +96,7 @@ type Fetcher struct {
 	customs    *cache[customKey, map[string]replicas.Sample]
 	usages     *cache[string, podUsage]
 	externals  *cache[customKey, []int64]
-	objects    *cache[objectKey, map[string]int64]
+	objects    *cache[objectKey, map[string]objectValue]
 	containers *cache[containerKey, containerUsage]
 }
 
@@ -114,7 +114,7 @@ func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 	f.customs, errs[0] = newCacheOf[customKey, map[string]replicas.Sample](cs)
 	f.usages, errs[1] = newCacheOf[string, podUsage](cs)
 	f.externals, errs[2] = newCacheOf[customKey, []int64](cs)
-	f.objects, errs[3] = newCacheOf[objectKey, map[string]int64](cs)
+	f.objects, errs[3] = newCacheOf[objectKey, map[string]objectValue](cs)
 	f.containers, errs[4] = newCacheOf[containerKey, containerUsage](cs)
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err

@@ -150,10 +150,7 @@ func TestContainerResourceMetric(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ContainerSamples{
-		Samples:     map[string]replicas.Sample{"p0": {Value: 100, Timestamp: now}},
-		NoContainer: map[string]bool{"p2-other-workload": true},
-	}
+	want := map[string]replicas.Sample{"p0": {Value: 100, Timestamp: now}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("container app (-want +got):\n%s", diff)
 	}

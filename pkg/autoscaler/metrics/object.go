@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 )
 
 // ErrNoObjectValue means the custom metrics source had no value of the metric for the described object.
@@ -42,7 +44,7 @@ func (f *Fetcher) ObjectMetric(ctx context.Context, namespace string, kind schem
 		name = namespace
 	}
 	f.counter.Requested(SourceObject)
-	values, err := f.objects.get(ctx, key, func(ctx context.Context) (map[string]int64, error) {
+	values, err := f.objects.get(ctx, key, func(ctx context.Context) (map[string]objectValue, error) {
 		f.counter.Called(SourceObject)
 		list, err := f.custom.GetMetricBySelector(ctx, key.namespace, labels.Everything(), info, metricSelector)
 		if err != nil {
@@ -57,7 +59,10 @@ func (f *Fetcher) ObjectMetric(ctx context.Context, namespace string, kind schem
 	if !ok {
 		return 0, fmt.Errorf("get %s: %w", what, ErrNoObjectValue)
 	}
-	return v, nil
+	if v.err != nil {
+		return 0, fmt.Errorf("get %s: %w", what, v.err)
+	}
+	return v.milli, nil
 }
 
 // objectInfo is what the custom source is asked for the metric of the objects of kind in
@@ -76,19 +81,28 @@ func objectInfo(namespace string, kind schema.GroupKind, metric string) (provide
 	return info, namespace
 }
 
+// objectValue is one object's value in milli-units, or why it could not be converted.
+type objectValue struct {
+	milli int64
+	err   error
+}
+
 // objectValues maps each object's name to its value in milli-units; an object listed twice keeps
-// its first value.
-func objectValues(list *custom_metrics.MetricValueList) map[string]int64 {
+// its first value. A value beyond int64 milli-units or below zero is kept as that object's error,
+// which fails the metrics of that object, and no other.
+func objectValues(list *custom_metrics.MetricValueList) map[string]objectValue {
 	if list == nil {
-		return map[string]int64{}
+		return map[string]objectValue{}
 	}
-	out := make(map[string]int64, len(list.Items))
+	out := make(map[string]objectValue, len(list.Items))
 	for _, v := range list.Items {
 		name := v.DescribedObject.Name
 		if _, dup := out[name]; dup || name == "" {
 			continue
 		}
-		out[name] = v.Value.MilliValue()
+		var ov objectValue
+		ov.milli, ov.err = replicas.MilliOf(v.Value)
+		out[name] = ov
 	}
 	return out
 }

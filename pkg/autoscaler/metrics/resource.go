@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"context"
+	"fmt"
+	"math"
 
 	corev1 "k8s.io/api/core/v1"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
@@ -41,22 +43,33 @@ func fetchUsage(ctx context.Context, src ResourceSource, namespace string) (podU
 func resourceSamples(items []metricsv1beta1.PodMetrics, resource corev1.ResourceName) map[string]replicas.Sample {
 	out := make(map[string]replicas.Sample, len(items))
 	for _, pm := range items {
-		if len(pm.Containers) == 0 {
-			continue
-		}
-		var sum int64
-		complete := true
-		for _, c := range pm.Containers {
-			q, ok := c.Usage[resource]
-			if !ok {
-				complete = false
-				break
-			}
-			sum += q.MilliValue()
-		}
-		if complete {
-			out[pm.Name] = replicas.Sample{Value: sum, Timestamp: pm.Timestamp.Time, Window: pm.Window.Duration}
+		if s, ok := podSample(pm, resource); ok {
+			out[pm.Name] = s
 		}
 	}
 	return out
+}
+
+// podSample sums the pod's container usage of resource; false when a container lacks it, or
+// there is none. A usage beyond int64 milli-units or below zero, or a sum beyond int64, is the
+// sample's Err, where upstream's MilliValue would read 0 or its sum wrap.
+func podSample(pm metricsv1beta1.PodMetrics, resource corev1.ResourceName) (replicas.Sample, bool) {
+	s := replicas.Sample{Timestamp: pm.Timestamp.Time, Window: pm.Window.Duration}
+	for _, c := range pm.Containers {
+		q, ok := c.Usage[resource]
+		if !ok {
+			return replicas.Sample{}, false
+		}
+		v, err := replicas.MilliOf(q)
+		if err == nil && v > math.MaxInt64-s.Value {
+			err = fmt.Errorf("sum over containers: %w", replicas.ErrValueOutOfRange)
+		}
+		if err != nil && s.Err == nil {
+			s.Err = fmt.Errorf("container %s: %w", c.Name, err)
+		}
+		if s.Err == nil {
+			s.Value += v
+		}
+	}
+	return s, len(pm.Containers) > 0
 }

@@ -55,23 +55,39 @@ func limitWithBehavior(in Input, desired int32, h History, up, down Rules) (int3
 	return desired, ReasonDesiredWithinRange, MessageDesiredWithinRange
 }
 
+// Policy arithmetic is done in int64 (and float64 for percentages) and saturated to int32, so that
+// a policy value of the largest int32 (someone meaning "unlimited") allows everything instead of
+// overflowing to a negative limit; for values that do not overflow it is upstream's.
+
 // periodStart returns the replicas at the start of a policy period: current minus the scale-ups
 // and plus the scale-downs recorded within it.
-func periodStart(current int32, h History, period time.Duration, now time.Time) int32 {
-	return current - changeInPeriod(h.ScaleUpEvents, period, now) + changeInPeriod(h.ScaleDownEvents, period, now)
+func periodStart(current int32, h History, period time.Duration, now time.Time) int64 {
+	return int64(current) - changeInPeriod(h.ScaleUpEvents, period, now) + changeInPeriod(h.ScaleDownEvents, period, now)
 }
 
 // changeInPeriod sums the changes of events within period before now, as upstream's
-// getReplicasChangePerPeriod.
-func changeInPeriod(events []ScaleEvent, period time.Duration, now time.Time) int32 {
+// getReplicasChangePerPeriod, in int64 so that no number of events overflows it.
+func changeInPeriod(events []ScaleEvent, period time.Duration, now time.Time) int64 {
 	cutoff := now.Add(-period)
-	var change int32
+	var change int64
 	for _, e := range events {
 		if e.Time.After(cutoff) {
-			change += e.Change
+			change += int64(e.Change)
 		}
 	}
 	return change
+}
+
+// saturate converts a replica count to int32, saturating at its bounds; a fraction is
+// truncated toward zero, as upstream's int32 conversions.
+func saturate(f float64) int32 {
+	switch {
+	case f >= math.MaxInt32:
+		return math.MaxInt32
+	case f <= math.MinInt32:
+		return math.MinInt32
+	}
+	return int32(f)
 }
 
 // scaleUpLimit returns the most replicas the scale-up policies allow, as upstream's
@@ -87,15 +103,15 @@ func scaleUpLimit(current int32, h History, r Rules, now time.Time) int32 {
 	}
 	for _, p := range r.Policies {
 		start := periodStart(current, h, p.Period, now)
-		proposed := start
+		proposed := float64(start)
 		switch p.Type {
 		case PodsPolicy:
-			proposed = start + p.Value
+			proposed = float64(start + int64(p.Value))
 		case PercentPolicy:
 			// Rounded up so a small percentage still adds a pod.
-			proposed = int32(math.Ceil(float64(start) * (1 + float64(p.Value)/100)))
+			proposed = math.Ceil(float64(start) * (1 + float64(p.Value)/100))
 		}
-		result = pick(result, proposed)
+		result = pick(result, saturate(proposed))
 	}
 	return result
 }
@@ -113,14 +129,14 @@ func scaleDownLimit(current int32, h History, r Rules, now time.Time) int32 {
 	}
 	for _, p := range r.Policies {
 		start := periodStart(current, h, p.Period, now)
-		proposed := start
+		proposed := float64(start)
 		switch p.Type {
 		case PodsPolicy:
-			proposed = start - p.Value
+			proposed = float64(start - int64(p.Value))
 		case PercentPolicy:
-			proposed = int32(float64(start) * (1 - float64(p.Value)/100))
+			proposed = float64(start) * (1 - float64(p.Value)/100)
 		}
-		result = pick(result, proposed)
+		result = pick(result, saturate(proposed))
 	}
 	return result
 }

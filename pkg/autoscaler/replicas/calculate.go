@@ -14,11 +14,10 @@ type Input struct {
 	Target Target
 	// Pods are the pods selected by the scale target's selector.
 	Pods []Pod
-	// Samples are the metric's per-pod samples, keyed by pod name. Samples of unknown pods are unused.
+	// Samples are the metric's per-pod samples, keyed by pod name. Samples of unknown pods are
+	// unused; for a ContainerResource target, a pod whose metrics lack the container has none and
+	// counts as missing, as upstream's getContainerMetrics (1.36) has it.
 	Samples map[string]Sample
-	// NoContainer names the pods whose metrics were listed without Target.Container (for a
-	// ContainerResource target); any of Pods among them fails the metric.
-	NoContainer map[string]bool
 	// Config holds tolerances and the cpu readiness settings.
 	Config Config
 	// Now is the time of this computation.
@@ -34,7 +33,7 @@ type usage struct {
 
 // Calculate proposes a replica count for a per-pod metric, as upstream's GetResourceReplicas,
 // GetRawResourceReplicas and GetMetricReplicas do. The errors wrap ErrInvalidTarget, ErrNoPods,
-// ErrNoMetrics or ErrMissingRequest.
+// ErrNoMetrics, ErrMissingRequest, ErrValueOutOfRange or ErrNegativeValue.
 func Calculate(in Input) (Result, error) {
 	if err := in.Target.validate(); err != nil {
 		return Result{}, err
@@ -45,10 +44,10 @@ func Calculate(in Input) (Result, error) {
 	if len(in.Pods) == 0 {
 		return Result{}, ErrNoPods
 	}
-	if err := containerPresent(in); err != nil {
-		return Result{}, err
-	}
 	g := groupPods(in.Pods, in.Samples, in.Target.Resource, in.Config, in.Now)
+	if g.err != nil {
+		return Result{}, g.err
+	}
 	if len(g.ready) == 0 {
 		return Result{}, ErrNoMetrics
 	}
@@ -96,7 +95,11 @@ func rebalance(in Input, g groups, requests map[string]int64, ratio float64) (in
 	for _, name := range g.missing {
 		switch {
 		case ratio < 1.0:
-			values[name] = in.Target.fallback(requests[name])
+			v, err := in.Target.fallback(requests[name])
+			if err != nil {
+				return 0, fmt.Errorf("missing pod %s: %w", name, err)
+			}
+			values[name] = v
 		case ratio > 1.0:
 			values[name] = 0
 		}
@@ -121,49 +124,50 @@ func rebalance(in Input, g groups, requests map[string]int64, ratio float64) (in
 	return proposal, nil
 }
 
-// fallback is the value a missing pod is assumed to use on a scale-down.
-func (t Target) fallback(request int64) int64 {
+// fallback is the value a missing pod is assumed to use on a scale-down: request ×
+// max(100, utilization) / 100 for a Utilization target, else the target.
+func (t Target) fallback(request int64) (int64, error) {
 	if t.Type == Utilization {
-		return request * int64(max(100, t.Utilization)) / 100
+		return mulDiv(request, int64(max(100, t.Utilization)), 100)
 	}
-	return t.AverageValue
+	return t.AverageValue, nil
 }
 
 // usageOf computes the usage of values against the target. Utilization is the sum of the values over
 // the sum of the same pods' requests, truncated to a whole percent before the ratio, as upstream.
+// The arithmetic is upstream's in int64 milli-units, except that a sum beyond int64 or a
+// utilization beyond int32 is ErrValueOutOfRange where upstream's overflows.
 func (t Target) usageOf(values map[string]int64, requests map[string]int64) (usage, error) {
-	var total, requested int64
+	var total, requested checkedSum
 	for name, v := range values {
-		total += v
-		requested += requests[name]
+		total.add(v)
+		requested.add(requests[name])
 	}
-	average := total / int64(len(values))
+	if total.err != nil {
+		return usage{}, fmt.Errorf("usage of %d pods: %w", len(values), total.err)
+	}
+	if requested.err != nil {
+		return usage{}, fmt.Errorf("%s requests of %d pods: %w", t.Resource, len(values), requested.err)
+	}
+	average := total.total / int64(len(values))
 	if t.Type != Utilization {
 		return usage{ratio: float64(average) / float64(t.AverageValue), average: average}, nil
 	}
-	if requested <= 0 {
+	if requested.total <= 0 {
 		return usage{}, fmt.Errorf("%s requests of the sampled pods sum to zero: %w", t.Resource, ErrMissingRequest)
 	}
-	utilization := int32(total * 100 / requested)
+	utilization, err := mulDiv(total.total, 100, requested.total)
+	if err == nil && utilization > math.MaxInt32 {
+		err = fmt.Errorf("utilization %d%% of the %s request: %w", utilization, t.Resource, ErrValueOutOfRange)
+	}
+	if err != nil {
+		return usage{}, err
+	}
 	return usage{
 		ratio:       float64(utilization) / float64(t.Utilization),
 		average:     average,
-		utilization: utilization,
+		utilization: int32(utilization),
 	}, nil
-}
-
-// containerPresent fails a ContainerResource target when the metrics of one of the pods were
-// listed without its container, as upstream's getContainerMetrics.
-func containerPresent(in Input) error {
-	if in.Target.Container == "" || len(in.NoContainer) == 0 {
-		return nil
-	}
-	for _, pod := range in.Pods {
-		if in.NoContainer[pod.Name] {
-			return fmt.Errorf("container %s, pod %s: %w", in.Target.Container, pod.Name, ErrContainerNotPresent)
-		}
-	}
-	return nil
 }
 
 // requestsOf returns every live pod's request for a Utilization target's resource; a live pod
@@ -175,6 +179,9 @@ func requestsOf(live []Pod, t Target) (map[string]int64, error) {
 	}
 	requests := make(map[string]int64, len(live))
 	for _, pod := range live {
+		if err := pod.RequestErrs[t.Resource]; err != nil {
+			return nil, fmt.Errorf("pod %s: %w", pod.Name, err)
+		}
 		have := pod.Requests
 		if t.Container != "" {
 			var ok bool
@@ -186,6 +193,9 @@ func requestsOf(live []Pod, t Target) (map[string]int64, error) {
 		r, ok := have[t.Resource]
 		if !ok {
 			return nil, fmt.Errorf("pod %s has no %s request%s: %w", pod.Name, t.Resource, inContainer(t.Container), ErrMissingRequest)
+		}
+		if r < 0 {
+			return nil, fmt.Errorf("pod %s: %s request%s of %dm: %w", pod.Name, t.Resource, inContainer(t.Container), r, ErrNegativeValue)
 		}
 		requests[pod.Name] = r
 	}

@@ -2,6 +2,7 @@ package replicas
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -156,6 +157,7 @@ func TestCalculate(t *testing.T) {
 }
 
 func TestCalculateErrors(t *testing.T) {
+	huge := int64(5e18) // 5e15 units in milli-units
 	noCPURequest := podsWithRequests(1000, 1000)
 	noCPURequest[1].Requests = map[corev1.ResourceName]int64{corev1.ResourceMemory: 1}
 	tests := []struct {
@@ -194,6 +196,39 @@ func TestCalculateErrors(t *testing.T) {
 		name: "a Value target for a per-pod metric is ErrInvalidTarget", target: Target{Type: Value, Value: 1},
 		pods: podsWithRequests(1), samples: samplesOf(1),
 		want: ErrInvalidTarget,
+	}, {
+		name:   "two pods at 5e15 sum past int64 milli-units: ErrValueOutOfRange, not an average of -4.2e18 and a proposal of 0 (issue 21)",
+		target: averageValue(100_000), pods: podsWithRequests(1, 1), samples: samplesOf(huge, huge),
+		want: ErrValueOutOfRange,
+	}, {
+		name:   "a utilization past int32 percent is ErrValueOutOfRange, not a wrapped int32 (issue 21)",
+		target: cpuUtilization(50), pods: podsWithRequests(1, 1), samples: samplesOf(3e10, 3e10),
+		want: ErrValueOutOfRange,
+	}, {
+		name:   "a requests sum past int64 is ErrValueOutOfRange",
+		target: cpuUtilization(50), pods: podsWithRequests(math.MaxInt64, math.MaxInt64), samples: samplesOf(1, 1),
+		want: ErrValueOutOfRange,
+	}, {
+		name:   "a negative custom value is ErrNegativeValue, not a proposal of 0 (issue 21)",
+		target: averageValue(100_000), pods: podsWithRequests(1, 1), samples: samplesOf(200_000, -1_000),
+		want: ErrNegativeValue,
+	}, {
+		name:   "a negative request is ErrNegativeValue",
+		target: cpuUtilization(50), pods: podsWithRequests(500, -500), samples: samplesOf(100, 100),
+		want: ErrNegativeValue,
+	}, {
+		name:   "a used sample that could not be converted fails the metric with its error",
+		target: averageValue(100_000), pods: podsWithRequests(1, 1),
+		samples: map[string]Sample{"pod-0": {Value: 100_000, Timestamp: now}, "pod-1": {Err: ErrValueOutOfRange, Timestamp: now}},
+		want:    ErrValueOutOfRange,
+	}, {
+		name:   "a target beyond int64 milli-units is ErrInvalidTarget naming why",
+		target: Target{Type: AverageValue, Err: ErrValueOutOfRange}, pods: podsWithRequests(1), samples: samplesOf(1),
+		want: ErrValueOutOfRange,
+	}, {
+		name:   "a missing pod's fallback past int64 on a scale-down is ErrValueOutOfRange",
+		target: cpuUtilization(1000), pods: podsWithRequests(math.MaxInt64/2, math.MaxInt64/2), samples: samplesOf(1),
+		want: ErrValueOutOfRange,
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

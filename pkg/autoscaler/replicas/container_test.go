@@ -25,13 +25,12 @@ func appCPU(percent int32) Target {
 
 func TestCalculateContainerResource(t *testing.T) {
 	tests := []struct {
-		name        string
-		current     int32
-		target      Target
-		pods        []Pod
-		samples     map[string]Sample
-		noContainer map[string]bool
-		want        Result
+		name    string
+		current int32
+		target  Target
+		pods    []Pod
+		samples map[string]Sample
+		want    Result
 	}{{
 		name:    "ContainerResource Utilization: only the container's request counts, not the pod's",
 		current: 2, target: appCPU(50),
@@ -43,11 +42,33 @@ func TestCalculateContainerResource(t *testing.T) {
 		pods: withContainers(podsWithRequests(1500, 1500), 500), samples: samplesOf(400, 400),
 		want: Result{Replicas: 4, UsageRatio: 2, AverageValue: 400, Ready: 2, Timestamp: now},
 	}, {
-		name:    "ContainerResource with a missing container only in another workload's pod of the namespace computes as usual",
+		name:    "ContainerResource: a pod whose metrics lack the container is missing, and on a scale-down counts at its request (upstream 1.36 getContainerMetrics)",
+		current: 4, target: appCPU(50),
+		pods: withContainers(podsWithRequests(1, 1, 1, 1), 500), samples: samplesOf(50, 50, 50),
+		want: Result{Replicas: 3, UsageRatio: 10.0 / 50.0, AverageValue: 50, Utilization: 10, Ready: 3, Missing: 1, Timestamp: now},
+	}, {
+		name:    "ContainerResource: a pod whose metrics lack the container is missing, and on a scale-up counts as 0, which here keeps the replicas",
 		current: 2, target: appCPU(50),
-		pods: withContainers(podsWithRequests(1500, 1500), 500), samples: samplesOf(250, 250),
-		noContainer: map[string]bool{"other-workload-pod": true},
-		want:        Result{Replicas: 2, UsageRatio: 1, AverageValue: 250, Utilization: 50, Ready: 2, Timestamp: now},
+		pods: withContainers(podsWithRequests(1, 1), 500), samples: samplesOf(400),
+		want: Result{Replicas: 2, UsageRatio: 80.0 / 50.0, AverageValue: 400, Utilization: 80, Ready: 1, Missing: 1, Timestamp: now},
+	}, {
+		name:    "ContainerResource: a failed pod whose metrics lack the container is discarded and never fails the metric",
+		current: 2, target: appCPU(50),
+		pods: func() []Pod {
+			p := withContainers(podsWithRequests(1, 1, 1), 500)
+			p[2].Phase = corev1.PodFailed
+			return p
+		}(), samples: samplesOf(250, 250),
+		want: Result{Replicas: 2, UsageRatio: 1, AverageValue: 250, Utilization: 50, Ready: 2, Timestamp: now},
+	}, {
+		name:    "ContainerResource: a deleted pod whose metrics lack the container is discarded and never fails the metric",
+		current: 2, target: appCPU(50),
+		pods: func() []Pod {
+			p := withContainers(podsWithRequests(1, 1, 1), 500)
+			p[2].Deleted = true
+			return p
+		}(), samples: samplesOf(250, 250),
+		want: Result{Replicas: 2, UsageRatio: 1, AverageValue: 250, Utilization: 50, Ready: 2, Timestamp: now},
 	}, {
 		name:    "ContainerResource: a pod whose spec lacks the container requests 0 for it, as upstream's calculateRequests",
 		current: 2, target: appCPU(50),
@@ -61,7 +82,7 @@ func TestCalculateContainerResource(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Calculate(Input{CurrentReplicas: tc.current, Target: tc.target, Pods: tc.pods, Samples: tc.samples,
-				NoContainer: tc.noContainer, Config: DefaultConfig(), Now: now})
+				Config: DefaultConfig(), Now: now})
 			if err != nil {
 				t.Fatalf("Calculate() error = %v", err)
 			}
@@ -74,15 +95,15 @@ func TestCalculateContainerResource(t *testing.T) {
 
 func TestCalculateContainerResourceErrors(t *testing.T) {
 	tests := []struct {
-		name        string
-		target      Target
-		pods        []Pod
-		noContainer map[string]bool
-		want        error
+		name    string
+		target  Target
+		pods    []Pod
+		samples map[string]Sample
+		want    error
 	}{{
-		name:   "ContainerResource with a missing container: a target pod whose metrics lack the container fails the metric (upstream getContainerMetrics)",
+		name:   "ContainerResource: when no target pod's metrics list the container, no metrics is ErrNoMetrics (upstream 1.36)",
 		target: appCPU(50), pods: withContainers(podsWithRequests(1, 1), 500),
-		noContainer: map[string]bool{"pod-1": true}, want: ErrContainerNotPresent,
+		samples: map[string]Sample{}, want: ErrNoMetrics,
 	}, {
 		name:   "ContainerResource Utilization: a container without a request fails the metric",
 		target: appCPU(50),
@@ -91,12 +112,12 @@ func TestCalculateContainerResourceErrors(t *testing.T) {
 			p[0].ContainerRequests["app"] = map[corev1.ResourceName]int64{}
 			return p
 		}(),
-		want: ErrMissingRequest,
+		samples: samplesOf(250, 250), want: ErrMissingRequest,
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Calculate(Input{CurrentReplicas: 2, Target: tc.target, Pods: tc.pods, Samples: samplesOf(250, 250),
-				NoContainer: tc.noContainer, Config: DefaultConfig(), Now: now})
+			_, err := Calculate(Input{CurrentReplicas: 2, Target: tc.target, Pods: tc.pods, Samples: tc.samples,
+				Config: DefaultConfig(), Now: now})
 			if !errors.Is(err, tc.want) {
 				t.Errorf("Calculate() error = %v, want %v", err, tc.want)
 			}

@@ -2,7 +2,6 @@ package replicas
 
 import (
 	"fmt"
-	"math"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -25,7 +24,8 @@ type ExternalInput struct {
 
 // CalculateExternal proposes a replica count for an external metric, as upstream's
 // GetExternalMetricReplicas (Value) and GetExternalPerPodMetricReplicas (AverageValue) do: the
-// series values are summed and the sum is the metric's value.
+// series values are summed and the sum is the metric's value. A negative series is
+// ErrNegativeValue, and a sum beyond int64 milli-units ErrValueOutOfRange.
 func CalculateExternal(in ExternalInput) (Result, error) {
 	if err := in.Target.validate(); err != nil {
 		return Result{}, err
@@ -33,12 +33,22 @@ func CalculateExternal(in ExternalInput) (Result, error) {
 	if len(in.Values) == 0 {
 		return Result{}, ErrNoMetrics
 	}
-	return calculateTotal(in, sumSaturating(in.Values))
+	var sum checkedSum
+	for i, v := range in.Values {
+		if v < 0 {
+			return Result{}, fmt.Errorf("series %d of %d: %dm: %w", i+1, len(in.Values), v, ErrNegativeValue)
+		}
+		sum.add(v)
+	}
+	if sum.err != nil {
+		return Result{}, fmt.Errorf("%d series: %w", len(in.Values), sum.err)
+	}
+	return calculateTotal(in, sum.total)
 }
 
 // calculateTotal proposes replicas for one value that describes the whole target (an external
 // metric's sum, an object's value): a Value target scales the ready pods by value over target; an
-// AverageValue target divides the value by the status replicas.
+// AverageValue target divides the value by the status replicas. total must not be negative.
 func calculateTotal(in ExternalInput, total int64) (Result, error) {
 	switch in.Target.Type {
 	case Value:
@@ -97,16 +107,4 @@ func ceilDiv(total, count int64) int64 {
 		q++
 	}
 	return q
-}
-
-// sumSaturating adds values, capping at the largest int64.
-func sumSaturating(values []int64) int64 {
-	var total int64
-	for _, v := range values {
-		if v > 0 && total > math.MaxInt64-v {
-			return math.MaxInt64
-		}
-		total += v
-	}
-	return total
 }

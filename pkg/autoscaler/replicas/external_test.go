@@ -48,8 +48,8 @@ func TestCalculateExternal(t *testing.T) {
 		in:   ExternalInput{Target: Target{Type: Value, Value: 2_000}, Values: []int64{5_000}},
 		want: Result{Replicas: 3, UsageRatio: 2.5, Value: 5_000},
 	}, {
-		name: "an overflowing sum saturates and the proposal saturates at max int32",
-		in:   ExternalInput{SpecReplicas: 1, StatusReplicas: 1, Target: Target{Type: AverageValue, AverageValue: 1}, Values: []int64{math.MaxInt64, 5}},
+		name: "a sum at the largest int64 milli-units is still computed, and the proposal saturates at max int32",
+		in:   ExternalInput{SpecReplicas: 1, StatusReplicas: 1, Target: Target{Type: AverageValue, AverageValue: 1}, Values: []int64{math.MaxInt64 - 5, 5}},
 		want: Result{Replicas: math.MaxInt32, UsageRatio: float64(math.MaxInt64), Value: math.MaxInt64, AverageValue: math.MaxInt64},
 	}}
 	for _, tc := range tests {
@@ -75,6 +75,10 @@ func TestCalculateExternalErrors(t *testing.T) {
 		{name: "no series is ErrNoMetrics", in: ExternalInput{SpecReplicas: 1, Target: Target{Type: Value, Value: 1}}, want: ErrNoMetrics},
 		{name: "a value target that must count ready pods without pods is ErrNoPods", in: ExternalInput{SpecReplicas: 1, Target: Target{Type: Value, Value: 1}, Values: []int64{5}}, want: ErrNoPods},
 		{name: "a utilization target is ErrInvalidTarget", in: ExternalInput{SpecReplicas: 1, Target: cpuUtilization(50), Values: []int64{5}}, want: ErrInvalidTarget},
+		{name: "a sum beyond int64 milli-units is ErrValueOutOfRange, not a saturated or wrapped sum (issue 21)",
+			in: ExternalInput{SpecReplicas: 1, StatusReplicas: 1, Target: Target{Type: AverageValue, AverageValue: 1}, Values: []int64{math.MaxInt64, 5}}, want: ErrValueOutOfRange},
+		{name: "a negative series is ErrNegativeValue, not a proposal of 0 (issue 21)",
+			in: ExternalInput{SpecReplicas: 3, StatusReplicas: 3, Target: Target{Type: AverageValue, AverageValue: 1_000}, Values: []int64{5_000, -4_000}}, want: ErrNegativeValue},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package replicas
 
 import (
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,11 +19,14 @@ type groups struct {
 	live []Pod
 	// oldest is the oldest timestamp among the used samples.
 	oldest time.Time
+	// err is the first used sample's error: a value that could not be read, or a negative one.
+	err error
 }
 
 // groupPods partitions pods as upstream's groupPods does: deleted, failed and succeeded pods are
 // discarded; pending pods are ignored for every metric; pods without a sample are missing; for cpu,
-// pods that are not ready, or whose sample may cover their initialization, are ignored.
+// pods that are not ready, or whose sample may cover their initialization, are ignored. The first
+// used sample that cannot be computed with (see sampleErr) is the groups' err.
 func groupPods(pods []Pod, samples map[string]Sample, resource corev1.ResourceName, cfg Config, now time.Time) groups {
 	// Sized by the target's pods: samples holds the whole namespace, shared by every autoscaler in it.
 	g := groups{ready: make(map[string]int64, min(len(pods), len(samples)))}
@@ -44,12 +48,27 @@ func groupPods(pods []Pod, samples map[string]Sample, resource corev1.ResourceNa
 			g.ignored = append(g.ignored, pod.Name)
 			continue
 		}
+		if g.err == nil {
+			g.err = sampleErr(pod.Name, sample)
+		}
 		g.ready[pod.Name] = sample.Value
 		if g.oldest.IsZero() || sample.Timestamp.Before(g.oldest) {
 			g.oldest = sample.Timestamp
 		}
 	}
 	return g
+}
+
+// sampleErr is why a used sample cannot be computed with: its conversion error, or a negative
+// value, which no target can be compared with.
+func sampleErr(pod string, s Sample) error {
+	switch {
+	case s.Err != nil:
+		return fmt.Errorf("pod %s: %w", pod, s.Err)
+	case s.Value < 0:
+		return fmt.Errorf("pod %s: %dm: %w", pod, s.Value, ErrNegativeValue)
+	}
+	return nil
 }
 
 // cpuUnready reports whether a pod's cpu sample must be ignored. Within the cpu initialization period

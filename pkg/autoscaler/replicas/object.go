@@ -1,5 +1,7 @@
 package replicas
 
+import "fmt"
+
 // ObjectInput is everything needed to propose replicas for one Object metric.
 type ObjectInput struct {
 	// SpecReplicas is the scale target's spec.replicas (used by Value targets).
@@ -19,10 +21,14 @@ type ObjectInput struct {
 // CalculateObject proposes a replica count for an Object metric, as upstream's
 // GetObjectMetricReplicas (Value: ratio value/target times the ready pods) and
 // GetObjectPerPodMetricReplicas (AverageValue: value/(target × status replicas)) do; it follows
-// the same rules as an External metric whose series sum to the object's value.
+// the same rules as an External metric whose series sum to the object's value. A negative value
+// is ErrNegativeValue.
 func CalculateObject(in ObjectInput) (Result, error) {
 	if err := in.Target.validate(); err != nil {
 		return Result{}, err
+	}
+	if in.Value < 0 {
+		return Result{}, fmt.Errorf("%dm: %w", in.Value, ErrNegativeValue)
 	}
 	return calculateTotal(ExternalInput{
 		SpecReplicas: in.SpecReplicas, StatusReplicas: in.StatusReplicas, Target: in.Target, Pods: in.Pods, Tolerances: in.Tolerances,

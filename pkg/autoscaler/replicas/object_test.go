@@ -94,6 +94,8 @@ func TestCalculateObjectErrors(t *testing.T) {
 		{name: "a Utilization target is ErrInvalidTarget", in: ObjectInput{SpecReplicas: 1, Target: cpuUtilization(50), Value: 5}, want: ErrInvalidTarget},
 		{name: "a zero Value target is ErrInvalidTarget", in: ObjectInput{SpecReplicas: 1, Target: Target{Type: Value}, Value: 5}, want: ErrInvalidTarget},
 		{name: "a Value target outside tolerance without pods is ErrNoPods", in: ObjectInput{SpecReplicas: 1, Target: Target{Type: Value, Value: 1}, Value: 5}, want: ErrNoPods},
+		{name: "a negative value is ErrNegativeValue, not a proposal of 0 (issue 21)",
+			in: ObjectInput{SpecReplicas: 3, StatusReplicas: 3, Target: Target{Type: AverageValue, AverageValue: 1_000}, Value: -5_000}, want: ErrNegativeValue},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

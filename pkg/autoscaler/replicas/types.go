@@ -28,9 +28,13 @@ var (
 	ErrMissingRequest = errors.New("missing resource request")
 	// ErrInvalidTarget means the target is of an unknown type or its value is not positive.
 	ErrInvalidTarget = errors.New("invalid metric target")
-	// ErrContainerNotPresent means a pod's metrics lack the container a ContainerResource target
-	// names, which fails the metric as upstream's getContainerMetrics does.
-	ErrContainerNotPresent = errors.New("container not present in metrics for pod")
+	// ErrValueOutOfRange means a metric value, or a sum or product of them, is beyond what the
+	// calculators compute with: int64 milli-units (about ±9.2e15 units), or int32 percent of a
+	// utilization. It fails the metric where upstream's arithmetic would read 0 or wrap.
+	ErrValueOutOfRange = errors.New("metric value out of the range the autoscaler computes with")
+	// ErrNegativeValue means a metric value or a request is negative, which no target (all are
+	// positive) can be compared with; it fails the metric rather than propose a scale-down.
+	ErrNegativeValue = errors.New("negative metric value")
 )
 
 // Pod is what the calculator needs to know about one pod selected by the scale target.
@@ -55,6 +59,10 @@ type Pod struct {
 	// container name (regular and restartable init containers); a resource is absent when that
 	// container lacks the request. Only ContainerResource targets read it.
 	ContainerRequests map[string]map[corev1.ResourceName]int64
+	// RequestErrs holds, by resource, why a request of the pod or of one of its containers could
+	// not be read as milli-units (ErrValueOutOfRange); a Utilization target on that resource then
+	// fails its metric, which holds the replicas, rather than read the request as absent or wrapped.
+	RequestErrs map[corev1.ResourceName]error
 }
 
 // Sample is one pod's metric value.
@@ -65,6 +73,9 @@ type Sample struct {
 	Timestamp time.Time
 	// Window is the duration the sample was computed over.
 	Window time.Duration
+	// Err is why the pod's value could not be read as milli-units (ErrValueOutOfRange,
+	// ErrNegativeValue); Value is then unused, and the metric fails if the pod's sample is used.
+	Err error
 }
 
 // TargetType is the kind of metric target, as in autoscaling/v2.
@@ -94,10 +105,15 @@ type Target struct {
 	Value int64
 	// Utilization is the target percentage of requests, for Utilization targets.
 	Utilization int32
+	// Err is why the spec's target value could not be converted to milli-units
+	// (ErrValueOutOfRange); the target is then invalid.
+	Err error
 }
 
 func (t Target) validate() error {
 	switch {
+	case t.Err != nil:
+		return fmt.Errorf("%s target %w: %w", t.Type, t.Err, ErrInvalidTarget)
 	case t.Type == Utilization && t.Utilization > 0 && t.Resource != "":
 		return nil
 	case t.Type == AverageValue && t.AverageValue > 0:

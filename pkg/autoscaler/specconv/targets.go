@@ -7,9 +7,14 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 )
 
+// Target values are converted with replicas.MilliOf: a value beyond int64 milli-units leaves the
+// target's value zero and its Err set, which the calculators report as an invalid target.
+
 // CustomTarget converts a custom (pods) metric's target, always an average value.
 func CustomTarget(m podpilotv1alpha1.CustomMetricSpec) replicas.Target {
-	return replicas.Target{Type: replicas.AverageValue, AverageValue: m.AverageValue.MilliValue()}
+	t := replicas.Target{Type: replicas.AverageValue}
+	t.AverageValue, t.Err = replicas.MilliOf(m.AverageValue)
+	return t
 }
 
 // ResourceTarget converts a resource metric's target. ok reports whether the target type is
@@ -26,7 +31,8 @@ func ResourceTarget(m podpilotv1alpha1.ResourceMetricSpec) (t replicas.Target, o
 	case podpilotv1alpha1.AverageValueMetricType:
 		t.Type = replicas.AverageValue
 		if m.AverageValue != nil {
-			t.AverageValue, ok = m.AverageValue.MilliValue(), true
+			t.AverageValue, t.Err = replicas.MilliOf(*m.AverageValue)
+			ok = true
 		}
 	}
 	return t, ok
@@ -50,12 +56,12 @@ func ValueTarget(typ podpilotv1alpha1.ValueTargetType, value, average *resource.
 	case podpilotv1alpha1.ValueTarget:
 		t.Type = replicas.Value
 		if value != nil {
-			t.Value = value.MilliValue()
+			t.Value, t.Err = replicas.MilliOf(*value)
 		}
 	case podpilotv1alpha1.AverageValueTarget:
 		t.Type = replicas.AverageValue
 		if average != nil {
-			t.AverageValue = average.MilliValue()
+			t.AverageValue, t.Err = replicas.MilliOf(*average)
 		}
 	}
 	return t

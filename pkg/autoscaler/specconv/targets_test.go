@@ -1,6 +1,7 @@
 package specconv
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -70,6 +71,34 @@ func TestValueTargetReadsTheFieldItsTypeNames(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, ValueTarget(tc.typ, v, avg)); diff != "" {
 				t.Errorf("ValueTarget (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTargetsBeyondInt64MilliUnitsAreInvalidNotZero checks that a target MilliValue would read as
+// 0 (or wrap) is an invalid target naming why, for every kind of target (issue 21 §1).
+func TestTargetsBeyondInt64MilliUnitsAreInvalidNotZero(t *testing.T) {
+	huge := ptr.To(resource.MustParse("1e16"))
+	targets := map[string]replicas.Target{
+		"a custom metric's averageValue": CustomTarget(podpilotv1alpha1.CustomMetricSpec{MetricName: "qps", AverageValue: *huge}),
+		"a resource metric's averageValue": func() replicas.Target {
+			t, _ := ResourceTarget(podpilotv1alpha1.ResourceMetricSpec{ResourceName: "memory", TargetType: podpilotv1alpha1.AverageValueMetricType, AverageValue: huge})
+			return t
+		}(),
+		"a container resource metric's averageValue": ContainerResourceTarget(podpilotv1alpha1.ContainerResourceMetricSpec{
+			ResourceName: "memory", Container: "app", TargetType: podpilotv1alpha1.AverageValueMetricType, AverageValue: huge}),
+		"an External or Object value":        ValueTarget(podpilotv1alpha1.ValueTarget, huge, nil),
+		"an External or Object averageValue": ValueTarget(podpilotv1alpha1.AverageValueTarget, nil, huge),
+	}
+	for name, target := range targets {
+		t.Run(name, func(t *testing.T) {
+			if !errors.Is(target.Err, replicas.ErrValueOutOfRange) {
+				t.Fatalf("target %+v: Err = %v, want ErrValueOutOfRange", target, target.Err)
+			}
+			_, err := replicas.Calculate(replicas.Input{CurrentReplicas: 1, Target: target, Pods: []replicas.Pod{{Name: "p"}}})
+			if !errors.Is(err, replicas.ErrInvalidTarget) || !errors.Is(err, replicas.ErrValueOutOfRange) {
+				t.Errorf("calculating with it: err = %v, want ErrInvalidTarget naming ErrValueOutOfRange", err)
 			}
 		})
 	}

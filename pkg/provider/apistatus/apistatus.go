@@ -12,18 +12,21 @@ import (
 )
 
 // badRequest are the rules errors caused by what a client sent: a metric
-// label selector, a namespace or object names.
+// label selector, a namespace or object names, or a selection whose query
+// would be too large.
 var badRequest = []error{
 	rules.ErrUnsupportedOperator,
 	rules.ErrInvalidLabelName,
 	rules.ErrInvalidValue,
 	rules.ErrMalformedRequirement,
+	rules.ErrQueryTooLarge,
 }
 
 // FromError turns err into an API status; what names the request, e.g.
 // `metric zdns_vanguard_qps for pods in namespace "ns"`.
 //   - an API status (e.g. a 404 from custom-metrics-apiserver's helpers) is returned as it is;
-//   - a bad selector, namespace or object name is a 400 that says what is wrong;
+//   - a bad selector, namespace or object name, or a query over the size limit, is a 400 that
+//     says what is wrong;
 //   - Prometheus unavailable, or any of unavailable (the caller's own "not ready" errors), is a
 //     503 with the cause: never an empty or zero value;
 //   - a cancelled or timed-out request is a 504;

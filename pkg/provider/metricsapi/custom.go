@@ -2,6 +2,7 @@ package metricsapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
+	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
 
@@ -31,9 +33,10 @@ func (p *Provider) resolveCustom(info provider.CustomMetricInfo) (customTarget, 
 		return customTarget{}, notFound
 	}
 	info.GroupResource = gvr.GroupResource()
-	entry, ok := p.snap.Load().custom[info]
+	snap := p.snap.Load()
+	entry, ok := snap.custom[info]
 	if !ok {
-		return customTarget{}, notFound
+		return customTarget{}, snap.unknown(notFound) // a 503 while discovery is incomplete
 	}
 	gvk, err := p.mapper.KindFor(gvr)
 	if err != nil {
@@ -52,9 +55,54 @@ func (t customTarget) objectNamespace(namespace string) string {
 	return namespace
 }
 
-// queryObjects renders and runs (or shares) the rule's query for req and returns the values of
+// objectRequests returns the request for the objects of names (sorted) that this provider sends
+// (shared) and the one it would send without sharing (exact), from base (series, resource,
+// namespace and metric selector). everything is set when names are every object of the
+// resource in the namespace (pods/* without a label selector).
+//   - A rule that is not separable for the resource (rules.Rule.Separable) is always asked by
+//     name, as prometheus-adapter does, in one query whose size --metrics-max-query-bytes bounds.
+//   - A separable rule asks for every object (`label!=""`) when answers are shared, so that
+//     every request for the namespace and metric shares one query, whatever it selects.
+//   - Without sharing it asks by name while the names' matcher fits rules.MaxNamesMatcherBytes,
+//     and for every object past that or for everything: one bounded query, trading a larger
+//     result for a very large selection.
+//
+// Either way the answer is filtered by name in memory.
+func (p *Provider) objectRequests(ctx context.Context, t customTarget, base rules.ObjectRequest, names []string, everything bool) (shared, exact rules.ObjectRequest) {
+	byName, all := base, base
+	byName.Names, all.AllObjects = names, true
+	if err := t.rule.Separable(t.info.GroupResource); err != nil {
+		klog.FromContext(ctx).V(4).Info("Asking for the objects by name: the rule is not separable", "metric", t.info.Metric,
+			"resource", t.info.GroupResource.String(), "reason", err.Error())
+		return byName, byName
+	}
+	exact = byName
+	if everything || rules.NamesMatcherBytes(names) > rules.MaxNamesMatcherBytes {
+		exact = all
+	}
+	if p.customQueries.enabled() {
+		return all, exact
+	}
+	return exact, exact
+}
+
+// queryObjects sends (or shares) the shared request and returns the values of the objects of
+// names (sorted) that have samples. If Prometheus rejects a shared query for every object (a
+// sample limit, or another object's series failing a match), the exact request is sent instead,
+// so that sharing never changes an answer.
+func (p *Provider) queryObjects(ctx context.Context, t customTarget, shared, exact rules.ObjectRequest, names []string, reuse bool) ([]custom_metrics.MetricValue, error) {
+	values, err := p.queryRequest(ctx, t, shared, names, reuse)
+	if err != nil && shared.AllObjects && !exact.AllObjects && errors.Is(err, prometheus.ErrBadQuery) {
+		klog.FromContext(ctx).V(2).Info("Shared query rejected; asking for the objects by name", "metric", t.info.Metric,
+			"resource", t.info.GroupResource.String(), "namespace", shared.Namespace, "err", err)
+		return p.queryRequest(ctx, t, exact, names, reuse)
+	}
+	return values, err
+}
+
+// queryRequest renders and runs (or shares) the rule's query for req and returns the values of
 // the objects of names (sorted) that have samples.
-func (p *Provider) queryObjects(ctx context.Context, t customTarget, req rules.ObjectRequest, names []string, reuse bool) ([]custom_metrics.MetricValue, error) {
+func (p *Provider) queryRequest(ctx context.Context, t customTarget, req rules.ObjectRequest, names []string, reuse bool) ([]custom_metrics.MetricValue, error) {
 	q, err := t.rule.Query(req)
 	if err != nil {
 		return nil, err
@@ -84,28 +132,24 @@ func (p *Provider) queryObjects(ctx context.Context, t customTarget, req rules.O
 	return values, nil
 }
 
-// GetMetricByName implements provider.CustomMetricsProvider with one query for the object, or,
-// while answers are shared, with the shared query for every object of its resource in its
-// namespace.
+// GetMetricByName implements provider.CustomMetricsProvider with one query: for the object, or,
+// while answers are shared and the rule is separable, the shared query for every object of its
+// resource in its namespace (see objectRequests).
 func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedName, info provider.CustomMetricInfo, metricSel labels.Selector) (*custom_metrics.MetricValue, error) {
 	what := fmt.Sprintf("metric %s for %s %s", info.Metric, info.GroupResource.String(), klog.KRef(name.Namespace, name.Name).String())
 	t, err := p.resolveCustom(info)
 	if err != nil {
 		return nil, statusError(what, err)
 	}
-	req := rules.ObjectRequest{
+	base := rules.ObjectRequest{
 		Series:    t.series,
 		Resource:  t.info.GroupResource,
 		Namespace: t.objectNamespace(name.Namespace),
 		Selector:  metricSel,
 	}
 	names := []string{name.Name}
-	if p.customQueries.enabled() {
-		req.AllObjects = true
-	} else {
-		req.Names = names
-	}
-	values, err := p.queryObjects(ctx, t, req, names, true)
+	shared, exact := p.objectRequests(ctx, t, base, names, false)
+	values, err := p.queryObjects(ctx, t, shared, exact, names, true)
 	if err != nil {
 		return nil, statusError(what, err)
 	}
@@ -113,22 +157,13 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 		return nil, provider.NewMetricNotFoundForError(t.info.GroupResource, info.Metric, name.Name)
 	}
 	klog.FromContext(ctx).V(4).Info("Served custom metric", "metric", info.Metric, "resource", t.info.GroupResource.String(),
-		"object", klog.KRef(req.Namespace, name.Name))
+		"object", klog.KRef(base.Namespace, name.Name))
 	return &values[0], nil
 }
 
-// GetMetricBySelector implements provider.CustomMetricsProvider with at most one query per request:
-//   - the matching objects come from the resource's metadata informer (never a LIST), so
-//     series of objects that no longer exist are not served;
-//   - while answers are shared (--metrics-query-cache-max-age), the query asks for every object
-//     of the resource in the namespace (AllObjects), so that every request for the namespace and
-//     metric shares it, whatever its selector;
-//   - otherwise an empty selector queries every object (AllObjects); when the names' matcher fits
-//     rules.MaxNamesMatcherBytes they are queried by name, and when it does not the query matches
-//     every object. This keeps each request to one query of bounded size, trading a larger
-//     result for a very large selection.
-//
-// Either way the result is filtered by the selected names in memory.
+// GetMetricBySelector implements provider.CustomMetricsProvider with one query per request. The
+// matching objects come from the resource's informer (never a LIST), so series of objects that
+// no longer exist are not served; how they are asked of Prometheus is objectRequests'.
 func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSel labels.Selector) (*custom_metrics.MetricValueList, error) {
 	return p.metricBySelector(ctx, namespace, selector, info, metricSel, true)
 }
@@ -148,41 +183,35 @@ func (f FreshReads) GetMetricBySelector(ctx context.Context, namespace string, s
 
 // metricBySelector serves GetMetricBySelector, reusing fresh shared answers if reuse is set.
 func (p *Provider) metricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSel labels.Selector, reuse bool) (*custom_metrics.MetricValueList, error) {
-	what := fmt.Sprintf("metric %s for %s matching %q in namespace %q", info.Metric, info.GroupResource.String(),
-		selectorOrEverything(selector).String(), namespace)
+	selector = selectorOrEverything(selector)
+	what := fmt.Sprintf("metric %s for %s matching %q in namespace %q", info.Metric, info.GroupResource.String(), selector.String(), namespace)
 	t, err := p.resolveCustom(info)
 	if err != nil {
 		return nil, statusError(what, err)
 	}
-	req := rules.ObjectRequest{
+	base := rules.ObjectRequest{
 		Series:    t.series,
 		Resource:  t.info.GroupResource,
 		Namespace: t.objectNamespace(namespace),
 		Selector:  metricSel,
 	}
-	names, err := p.objects.names(ctx, t.gvr, req.Namespace, selectorOrEverything(selector))
+	names, err := p.objects.names(ctx, t.gvr, base.Namespace, selector)
 	if err != nil {
 		return nil, statusError(what, err)
 	}
 	if len(names) == 0 {
-		return nil, provider.NewMetricNotFoundForSelectorError(t.info.GroupResource, info.Metric, "*", selectorOrEverything(selector))
+		return nil, provider.NewMetricNotFoundForSelectorError(t.info.GroupResource, info.Metric, "*", selector)
 	}
-	// Series of objects that are gone (a pod deleted within the rate window) are dropped by the
-	// name filter either way.
-	if p.customQueries.enabled() || selector == nil || selector.Empty() || rules.NamesMatcherBytes(names) > rules.MaxNamesMatcherBytes {
-		req.AllObjects = true
-	} else {
-		req.Names = names
-	}
-	values, err := p.queryObjects(ctx, t, req, names, reuse)
+	shared, exact := p.objectRequests(ctx, t, base, names, selector.Empty())
+	values, err := p.queryObjects(ctx, t, shared, exact, names, reuse)
 	if err != nil {
 		return nil, statusError(what, err)
 	}
 	if len(values) == 0 {
-		return nil, provider.NewMetricNotFoundForSelectorError(t.info.GroupResource, info.Metric, "*", selectorOrEverything(selector))
+		return nil, provider.NewMetricNotFoundForSelectorError(t.info.GroupResource, info.Metric, "*", selector)
 	}
 	klog.FromContext(ctx).V(4).Info("Served custom metric", "metric", info.Metric, "resource", t.info.GroupResource.String(),
-		"namespace", req.Namespace, "selector", selectorOrEverything(selector).String(), "byName", len(req.Names) > 0, "objects", len(values))
+		"namespace", base.Namespace, "selector", selector.String(), "byName", len(shared.Names) > 0, "objects", len(values))
 	return &custom_metrics.MetricValueList{Items: values}, nil
 }
 

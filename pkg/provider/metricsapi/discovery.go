@@ -2,6 +2,7 @@ package metricsapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -26,6 +27,9 @@ const maxConcurrentSeriesQueries = 4
 type served struct {
 	rule   *rules.Rule
 	series string
+	// clusterWide is true for an external metric of a rule marked namespaced: false, whose
+	// queries are not limited to the request's namespace.
+	clusterWide bool
 }
 
 // snapshot is the immutable result of a discovery pass; requests read it without locks.
@@ -34,11 +38,31 @@ type snapshot struct {
 	external     map[string]served
 	customList   []provider.CustomMetricInfo
 	externalList []provider.ExternalMetricInfo
+	// incomplete is nil once every series query of the rules has answered at least once;
+	// until then it wraps errDiscoveryIncomplete and the last failure, and a metric the
+	// snapshot does not serve may yet exist.
+	incomplete error
 }
+
+// errDiscoveryIncomplete means some series query of the rules has never answered, so a metric
+// not served may exist: servers answer 503, not 404.
+var errDiscoveryIncomplete = errors.New("metric discovery from Prometheus has not succeeded yet")
 
 // emptySnapshot is served until the first discovery pass completes.
 func emptySnapshot() *snapshot {
-	return &snapshot{custom: map[provider.CustomMetricInfo]served{}, external: map[string]served{}}
+	return &snapshot{
+		custom: map[provider.CustomMetricInfo]served{}, external: map[string]served{},
+		incomplete: fmt.Errorf("%w: the first pass has not completed", errDiscoveryIncomplete),
+	}
+}
+
+// unknown is the error for a metric the snapshot does not serve: notFound (a 404), or, while
+// discovery is incomplete, the reason it may yet exist (a 503 naming the failure).
+func (s *snapshot) unknown(notFound error) error {
+	if s.incomplete == nil {
+		return notFound
+	}
+	return s.incomplete
 }
 
 // ruleRef is a compiled rule with its field path in the rule file, e.g. rules[0].
@@ -60,7 +84,7 @@ func ruleRefs(set *rules.RuleSet) []ruleRef {
 }
 
 // discoverer runs discovery passes. It is used by one goroutine at a time (the Run loop), which
-// owns last: per series query, the series shapes of its last successful call.
+// owns last: per series query that has answered, the series shapes of its last successful call.
 type discoverer struct {
 	prom    prometheus.Client
 	mapper  apimeta.RESTMapper // decides which resources are namespaced
@@ -77,7 +101,8 @@ type fetchResult struct {
 }
 
 // discover runs one pass for set. A failed series query keeps its last good result (if any) and
-// never hides the series of the other queries.
+// never hides the series of the other queries; a query that has never answered leaves the
+// snapshot incomplete.
 func (d *discoverer) discover(ctx context.Context, set *rules.RuleSet) *snapshot {
 	logger := klog.FromContext(ctx)
 	start := d.clock.Now()
@@ -93,6 +118,8 @@ func (d *discoverer) discover(ctx context.Context, set *rules.RuleSet) *snapshot
 	}
 	results := d.fetchAll(ctx, queries, start)
 	current := make(map[string][]rules.Series, len(queries))
+	var never []string
+	var lastErr error
 	for i, q := range queries {
 		res := results[i]
 		if res.err == nil {
@@ -100,7 +127,11 @@ func (d *discoverer) discover(ctx context.Context, set *rules.RuleSet) *snapshot
 			continue
 		}
 		previous, ok := d.last[q]
-		current[q] = previous
+		if ok {
+			current[q] = previous
+		} else {
+			never, lastErr = append(never, q), res.err
+		}
 		if ctx.Err() != nil {
 			continue // shutting down: not a Prometheus failure
 		}
@@ -112,9 +143,13 @@ func (d *discoverer) discover(ctx context.Context, set *rules.RuleSet) *snapshot
 	}
 	d.last = current // drops queries that the rules no longer use
 	snap := buildSnapshot(refs, current, d.mapper)
+	if len(never) > 0 {
+		snap.incomplete = fmt.Errorf("%w: %d of %d series queries never answered (%s): %w", errDiscoveryIncomplete,
+			len(never), len(queries), strings.Join(never, ", "), lastErr)
+	}
 	d.metrics.observeDiscovery(d.clock.Since(start), len(snap.customList), len(snap.externalList))
 	logger.V(2).Info("Discovered metrics", "seriesQueries", len(queries), "custom", len(snap.customList),
-		"external", len(snap.externalList), "duration", d.clock.Since(start))
+		"external", len(snap.externalList), "neverAnswered", len(never), "duration", d.clock.Since(start))
 	return snap
 }
 
@@ -183,18 +218,19 @@ func compactSeries(sets []model.LabelSet) []rules.Series {
 }
 
 // buildSnapshot describes every series with every rule using its query; the first rule (in file
-// order) that yields a metric serves it. A resource is served namespaced when its series are
+// order) that yields a metric serves it. The snapshot is complete (its discovery answered). A resource is served namespaced when its series are
 // and mapper says the resource is namespace-scoped (nodes, namespaces, persistentvolumes and
 // cluster-scoped custom resources are not).
 func buildSnapshot(refs []ruleRef, seriesByQuery map[string][]rules.Series, mapper apimeta.RESTMapper) *snapshot {
 	snap := emptySnapshot()
+	snap.incomplete = nil
 	for _, ref := range refs {
 		for _, s := range seriesByQuery[ref.rule.SeriesQuery()] {
 			info, ok := ref.rule.Describe(s)
 			if !ok {
 				continue
 			}
-			entry := served{rule: ref.rule, series: info.Series}
+			entry := served{rule: ref.rule, series: info.Series, clusterWide: ref.rule.External() && !info.Namespaced}
 			if ref.rule.External() {
 				if _, taken := snap.external[info.Metric]; !taken {
 					snap.external[info.Metric] = entry

@@ -3,12 +3,15 @@ package metricsapi
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/common/model"
 	"k8s.io/component-base/metrics/testutil"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 )
@@ -32,6 +35,8 @@ func TestDiscovery(t *testing.T) {
 		series map[string][]model.LabelSet
 		errs   map[string]error
 		want   map[string]string
+		// wantNotReady is why readiness fails after the pass, "" when it passes.
+		wantNotReady string
 	}{
 		{
 			name:   "seed: the per-pod counter is served as pods/zdns_vanguard_qps and wins over the gauge of that name",
@@ -65,6 +70,7 @@ func TestDiscovery(t *testing.T) {
 				"namespaces/zdns_vanguard_qps":       "zdns_vanguard_queries_total",
 				"pods/zdns_vanguard_qps(namespaced)": "zdns_vanguard_queries_total",
 			},
+			wantNotReady: `1 of 3 series queries never answered ({namespace!=""}): discover series {namespace!=""}: series: prometheus unavailable`,
 		},
 	}
 	for _, tt := range tests {
@@ -81,8 +87,12 @@ func TestDiscovery(t *testing.T) {
 			if got, want := prom.seriesCalls.Load(), int32(3); got != want {
 				t.Errorf("series calls = %d, want %d (one per distinct series query)", got, want)
 			}
-			if err := p.HealthChecker().Check(httptest.NewRequest("GET", "/readyz", nil)); err != nil {
+			err := p.HealthChecker().Check(httptest.NewRequest("GET", "/readyz", nil))
+			if tt.wantNotReady == "" && err != nil {
 				t.Errorf("health check after the first pass: %v", err)
+			}
+			if tt.wantNotReady != "" && (err == nil || !strings.Contains(err.Error(), tt.wantNotReady)) {
+				t.Errorf("health check after the first pass = %v, want it to fail with %q", err, tt.wantNotReady)
 			}
 			if len(p.ListAllMetrics()) != len(p.snap.Load().custom) || len(p.ListAllExternalMetrics()) != len(p.snap.Load().external) {
 				t.Errorf("ListAll* disagree with the snapshot")
@@ -120,6 +130,46 @@ func TestDiscoveryKeepsLastGoodSeriesOfAFailingQuery(t *testing.T) {
 	if got, err := testutil.GetGaugeMetricValue(p.metrics.discovered.WithLabelValues(apiExternal)); err != nil || got != 1 {
 		t.Errorf("discovered external metrics = %v, %v; want 1", got, err)
 	}
+}
+
+// TestReadyMeansDiscoveryAnswered: until every series query has answered once, /readyz fails
+// naming the cause and a metric not (yet) served is a 503 naming Prometheus, not a 404 "not
+// found"; once discovery has succeeded, readiness stays passed through later failures and an
+// unknown metric is a 404 again (issue 21 §5).
+func TestReadyMeansDiscoveryAnswered(t *testing.T) {
+	down := fmt.Errorf("series: %w: %w", prometheus.ErrUnavailable, errors.New("dial tcp 127.0.0.1:9090: connect: connection refused"))
+	prom := &fakeProm{series: seedSeries(), seriesErr: map[string]error{podsQuery: down, nsQuery: down, `{namespace!="",pod=""}`: down}}
+	p := servingProvider(t, prom, "")
+	ready := func() error { return p.HealthChecker().Check(httptest.NewRequest(http.MethodGet, "/readyz", nil)) }
+	unknown := func() (custom, external error) {
+		_, custom = p.GetMetricBySelector(t.Context(), "ns", nil, provider.CustomMetricInfo{GroupResource: podsGR, Namespaced: true, Metric: "nope"}, nil)
+		_, external = p.GetExternalMetric(t.Context(), "ns", nil, provider.ExternalMetricInfo{Metric: "nope"})
+		return custom, external
+	}
+
+	if err := ready(); err == nil || !strings.Contains(err.Error(), "prometheus unavailable") {
+		t.Errorf("readiness with Prometheus down = %v, want a failure naming Prometheus", err)
+	}
+	custom, external := unknown()
+	checkStatus(t, custom, http.StatusServiceUnavailable, "metric discovery from Prometheus has not succeeded yet", "connection refused")
+	checkStatus(t, external, http.StatusServiceUnavailable, "metric discovery from Prometheus has not succeeded yet", "connection refused")
+
+	prom.seriesErr = nil
+	p.refresh(t.Context())
+	if err := ready(); err != nil {
+		t.Errorf("readiness once discovery answered = %v", err)
+	}
+	custom, external = unknown()
+	checkStatus(t, custom, http.StatusNotFound, "nope")
+	checkStatus(t, external, http.StatusNotFound, "nope")
+
+	prom.seriesErr = map[string]error{podsQuery: down, nsQuery: down}
+	p.refresh(t.Context())
+	if err := ready(); err != nil {
+		t.Errorf("readiness after a later failed pass = %v, want it to stay passed", err)
+	}
+	custom, _ = unknown()
+	checkStatus(t, custom, http.StatusNotFound, "nope")
 }
 
 func TestCompactSeriesKeepsOneSeriesPerNameAndLabelNames(t *testing.T) {

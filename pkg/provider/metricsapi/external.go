@@ -26,26 +26,42 @@ func externalResource() schema.GroupResource {
 // is returned per result sample; an unknown metric or a query without data (or only NaN/±Inf
 // samples) is a 404, like a custom metric without data.
 func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metricSel labels.Selector, info provider.ExternalMetricInfo) (*external_metrics.ExternalMetricValueList, error) {
-	return p.externalMetric(ctx, namespace, metricSel, info, true)
+	return p.externalMetric(ctx, externalRead{namespace: namespace, selector: metricSel, info: info, reuse: true})
 }
 
 // GetExternalMetric is Provider.GetExternalMetric without reuse of finished answers.
 func (f FreshReads) GetExternalMetric(ctx context.Context, namespace string, metricSel labels.Selector, info provider.ExternalMetricInfo) (*external_metrics.ExternalMetricValueList, error) {
-	return f.p.externalMetric(ctx, namespace, metricSel, info, false)
+	return f.p.externalMetric(ctx, externalRead{namespace: namespace, selector: metricSel, info: info})
 }
 
-// externalMetric serves GetExternalMetric, reusing fresh shared answers if reuse is set.
-func (p *Provider) externalMetric(ctx context.Context, namespace string, metricSel labels.Selector, info provider.ExternalMetricInfo, reuse bool) (*external_metrics.ExternalMetricValueList, error) {
+// externalRead is one external-metric read: what is asked, whether a fresh shared answer may be
+// reused, and the tenancy options it must pass (nil: none).
+type externalRead struct {
+	namespace string
+	selector  labels.Selector
+	info      provider.ExternalMetricInfo
+	reuse     bool
+	tenancy   *TenancyOptions
+}
+
+// externalMetric serves an external-metric read, checked against its tenancy options on the
+// same snapshot it is served from.
+func (p *Provider) externalMetric(ctx context.Context, r externalRead) (*external_metrics.ExternalMetricValueList, error) {
+	namespace, metricSel, info := r.namespace, r.selector, r.info
 	what := fmt.Sprintf("external metric %s in namespace %q", info.Metric, namespace)
-	entry, ok := p.snap.Load().external[info.Metric]
+	snap := p.snap.Load()
+	entry, ok := snap.external[info.Metric]
 	if !ok {
-		return nil, provider.NewMetricNotFoundError(externalResource(), info.Metric)
+		return nil, statusError(what, snap.unknown(provider.NewMetricNotFoundError(externalResource(), info.Metric)))
+	}
+	if r.tenancy != nil && !r.tenancy.allows(entry, namespace) {
+		return nil, r.tenancy.refused(info.Metric, namespace)
 	}
 	q, err := entry.rule.ExternalQuery(rules.ExternalRequest{Series: entry.series, Namespace: namespace, Selector: metricSel})
 	if err != nil {
 		return nil, statusError(what, err)
 	}
-	vec, err := p.externalQueries.get(ctx, q, reuse, func(ctx context.Context) (model.Vector, error) {
+	vec, err := p.externalQueries.get(ctx, q, r.reuse, func(ctx context.Context) (model.Vector, error) {
 		return p.prom.Query(ctx, q, time.Time{}) // zero: Prometheus's now
 	})
 	if err != nil {

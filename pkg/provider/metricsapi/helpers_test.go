@@ -122,8 +122,18 @@ func node(name string, lbls map[string]string) runtime.Object {
 	}
 }
 
-// testProvider builds a provider on fakes; rulesFile "" means the default rules.
+// testProvider builds a provider on fakes with one query per request (sharing has its own
+// tests); rulesFile "" means the default rules.
 func testProvider(t *testing.T, prom *fakeProm, rulesFile string, objs ...runtime.Object) (*Provider, metrics.KubeRegistry) {
+	t.Helper()
+	opts := *NewOptions()
+	opts.RulesFile = rulesFile
+	opts.QueryCacheMaxAge = 0
+	return providerWith(t, prom, opts, objs...)
+}
+
+// providerWith builds a provider on fakes with opts.
+func providerWith(t *testing.T, prom *fakeProm, opts Options, objs ...runtime.Object) (*Provider, metrics.KubeRegistry) {
 	t.Helper()
 	scheme := fake.NewTestScheme()
 	if err := metav1.AddMetaToScheme(scheme); err != nil {
@@ -131,15 +141,13 @@ func testProvider(t *testing.T, prom *fakeProm, rulesFile string, objs ...runtim
 	}
 	reg := metrics.NewKubeRegistry()
 	cfg := Config{
-		Options:    *NewOptions(),
+		Options:    opts,
 		Prometheus: prom,
 		Mapper:     rules.StaticMapper(),
 		Informers:  metadatainformer.NewSharedInformerFactory(fake.NewSimpleMetadataClient(scheme, objs...), 0),
 		Registry:   reg,
 		Clock:      testingclock.NewFakeClock(testNow),
 	}
-	cfg.RulesFile = rulesFile
-	cfg.QueryCacheMaxAge = 0 // one query per request; sharing has its own tests
 	p, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -147,10 +155,27 @@ func testProvider(t *testing.T, prom *fakeProm, rulesFile string, objs ...runtim
 	return p, reg
 }
 
-// servingProvider is a provider after one discovery pass with informers running under t.Context.
+// servingProvider is a provider with one query per request after one discovery pass, with
+// informers running under t.Context.
 func servingProvider(t *testing.T, prom *fakeProm, rulesFile string, objs ...runtime.Object) *Provider {
 	t.Helper()
 	p, _ := testProvider(t, prom, rulesFile, objs...)
+	return serve(t, p)
+}
+
+// defaultProvider is a serving provider with the options a user runs (answers shared), and
+// rulesFile ("" for the default rules).
+func defaultProvider(t *testing.T, prom *fakeProm, rulesFile string, objs ...runtime.Object) *Provider {
+	t.Helper()
+	opts := *NewOptions()
+	opts.RulesFile = rulesFile
+	p, _ := providerWith(t, prom, opts, objs...)
+	return serve(t, p)
+}
+
+// serve runs one discovery pass and starts p's informers under t.Context.
+func serve(t *testing.T, p *Provider) *Provider {
+	t.Helper()
 	p.refresh(t.Context())
 	p.objects.start(t.Context())
 	t.Cleanup(stopInformers(p))

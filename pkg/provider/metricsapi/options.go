@@ -15,12 +15,13 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podpilot/podpilot/pkg/provider/prometheus"
+	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
 
 // Defaults of Options.
 const (
-	// DefaultDiscoveryInterval is how often series are rediscovered (prometheus-adapter's
-	// --metrics-relist-interval default).
+	// DefaultDiscoveryInterval is how often series are rediscovered: what prometheus-adapter's
+	// Helm chart sets (its own flag default is 10m).
 	DefaultDiscoveryInterval = time.Minute
 	// DefaultSeriesMaxAge is how far back discovery looks for series. It is longer than the
 	// relist interval so that a series missing from a scrape or two (a restarting pod, a slow
@@ -34,6 +35,10 @@ const (
 	DefaultQueryCacheMaxAge = 5 * time.Second
 )
 
+// minMaxQueryBytes is the smallest --metrics-max-query-bytes: room for a rule's query with a
+// namespace, a metric selector and an 8 KiB list of names (rules.MaxNamesMatcherBytes).
+const minMaxQueryBytes = 16 << 10
+
 // Options are the command-line options of the metrics provider.
 type Options struct {
 	// RulesFile is the prometheus-adapter compatible rule file; empty serves rules.Default().
@@ -43,8 +48,12 @@ type Options struct {
 	// SeriesMaxAge is how far back each discovery pass looks for series.
 	SeriesMaxAge time.Duration
 	// QueryCacheMaxAge is how long an answer from Prometheus is shared with later requests for
-	// the same namespace and metric; 0 turns sharing off.
+	// the same namespace and metric (for the same query, when the rule is not separable); 0
+	// turns sharing off.
 	QueryCacheMaxAge time.Duration
+	// MaxQueryBytes bounds the size of every rendered query (rules.Limits.MaxQueryBytes); 0
+	// means rules.DefaultMaxQueryBytes.
+	MaxQueryBytes int
 }
 
 // NewOptions returns Options with their defaults.
@@ -53,11 +62,12 @@ func NewOptions() *Options {
 		DiscoveryInterval: DefaultDiscoveryInterval,
 		SeriesMaxAge:      DefaultSeriesMaxAge,
 		QueryCacheMaxAge:  DefaultQueryCacheMaxAge,
+		MaxQueryBytes:     rules.DefaultMaxQueryBytes,
 	}
 }
 
 // AddFlags adds --config, --metrics-relist-interval and --metrics-max-age (prometheus-adapter's
-// names) and --metrics-query-cache-max-age to fs.
+// names), --metrics-query-cache-max-age and --metrics-max-query-bytes to fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.RulesFile, "config", o.RulesFile,
 		"Rule file in prometheus-adapter's format. Empty serves the built-in default rules. "+
@@ -67,9 +77,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.SeriesMaxAge, "metrics-max-age", o.SeriesMaxAge,
 		"How far back discovery looks for series; at least --metrics-relist-interval.")
 	fs.DurationVar(&o.QueryCacheMaxAge, "metrics-query-cache-max-age", o.QueryCacheMaxAge,
-		"How long one Prometheus answer serves every custom or external metrics request for the same namespace and metric: "+
-			"concurrent requests share one query, and later ones reuse its answer until it is this old, so an answer is never "+
-			"more than this behind Prometheus. Keep it below the scrape interval. 0 sends one query per request.")
+		"How long one Prometheus answer serves every custom or external metrics request for the same namespace and metric "+
+			"(requests for the same query, for rules whose metricsQuery is not separable): concurrent requests share one query, "+
+			"and later ones reuse its answer until it is this old, so an answer is never more than this behind Prometheus. "+
+			"Sharing changes no value, only its age. Keep it below the scrape interval. 0 sends one query per request.")
+	fs.IntVar(&o.MaxQueryBytes, "metrics-max-query-bytes", o.MaxQueryBytes,
+		"The largest PromQL query a request may build, in bytes; a larger one (a huge metric label selector, or too many "+
+			"objects named for a rule that is not separable) is refused: 400 Bad Request, and a metric error that holds the replicas.")
 }
 
 // Validate returns every problem with the options.
@@ -83,6 +97,9 @@ func (o *Options) Validate() []error {
 	} else if o.SeriesMaxAge < o.DiscoveryInterval {
 		errs = append(errs, fmt.Errorf("--metrics-max-age (%s) must be at least --metrics-relist-interval (%s), or series seen between passes are missed",
 			o.SeriesMaxAge, o.DiscoveryInterval))
+	}
+	if o.MaxQueryBytes != 0 && o.MaxQueryBytes < minMaxQueryBytes {
+		errs = append(errs, fmt.Errorf("--metrics-max-query-bytes must be at least %d, got %d", minMaxQueryBytes, o.MaxQueryBytes))
 	}
 	if o.QueryCacheMaxAge < 0 {
 		errs = append(errs, fmt.Errorf("--metrics-query-cache-max-age must not be negative, got %s", o.QueryCacheMaxAge))

@@ -60,7 +60,7 @@ func New(cfg Config) (*Provider, error) {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	source := &ruleSource{path: cfg.RulesFile, mapper: cfg.Mapper}
+	source := &ruleSource{path: cfg.RulesFile, mapper: cfg.Mapper, limits: rules.Limits{MaxQueryBytes: cfg.MaxQueryBytes}}
 	res, err := source.load(true)
 	if err != nil {
 		return nil, err
@@ -131,20 +131,26 @@ func (p *Provider) Run(ctx context.Context) error {
 
 // refresh runs one discovery pass with the current rules and publishes its snapshot.
 func (p *Provider) refresh(ctx context.Context) {
-	p.snap.Store(p.disc.discover(ctx, p.rules))
-	if !p.ready.Swap(true) {
-		klog.FromContext(ctx).Info("First metrics discovery pass completed")
+	snap := p.disc.discover(ctx, p.rules)
+	p.snap.Store(snap)
+	if snap.incomplete == nil && !p.ready.Swap(true) {
+		klog.FromContext(ctx).Info("First metrics discovery pass succeeded", "custom", len(snap.customList), "external", len(snap.externalList))
 	}
 }
 
-// HealthChecker returns the "metrics-discovery" check: it passes once the first discovery pass
-// has completed, even if some series queries failed in it.
+// HealthChecker returns the "metrics-discovery" check: it passes once every series query of the
+// rules has answered at least once (a discovery pass succeeded), and stays passed; until then it
+// names the failure, e.g. Prometheus unavailable. A server with an incomplete snapshot could not
+// tell an unknown metric from one not yet discovered.
 func (p *Provider) HealthChecker() healthz.HealthChecker {
 	return healthz.NamedCheck(HealthCheckName, func(*http.Request) error {
-		if !p.ready.Load() {
-			return errors.New("the first metrics discovery pass has not completed")
+		if p.ready.Load() {
+			return nil
 		}
-		return nil
+		if err := p.snap.Load().incomplete; err != nil {
+			return err
+		}
+		return errDiscoveryIncomplete // between a complete pass and its ready flag
 	})
 }
 

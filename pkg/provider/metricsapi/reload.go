@@ -24,6 +24,7 @@ const rulesPollInterval = 5 * time.Second
 type ruleSource struct {
 	path   string
 	mapper rules.ResourceMapper
+	limits rules.Limits
 	// seen is the hash of the content last read, good or bad, so that an unchanged file is
 	// neither recompiled nor reported again.
 	seen [sha256.Size]byte
@@ -46,7 +47,7 @@ func (s *ruleSource) load(force bool) (loadResult, error) {
 		if !force {
 			return loadResult{unchanged: true}, nil
 		}
-		set, err := rules.Compile(rules.Default(), s.mapper)
+		set, err := rules.Compile(rules.Default(), s.mapper, s.limits)
 		if err != nil {
 			return loadResult{}, fmt.Errorf("compile default rules: %w", err)
 		}
@@ -70,7 +71,7 @@ func (s *ruleSource) load(force bool) (loadResult, error) {
 	if err != nil {
 		return loadResult{}, fmt.Errorf("load rule file %s: %w", s.path, err)
 	}
-	set, err := rules.Compile(cfg, s.mapper)
+	set, err := rules.Compile(cfg, s.mapper, s.limits)
 	if err != nil {
 		return loadResult{}, fmt.Errorf("compile rule file %s: %w", s.path, err)
 	}

@@ -3,6 +3,8 @@ package metricsapi
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 )
 
 // servedCounts counts sharedQueries' answers by what served them.
@@ -200,5 +204,56 @@ func TestFreshReadsShareInFlightQueriesButNeverReuseAnswers(t *testing.T) {
 	}
 	if got, _ := c.get(t.Context(), "q", true, fetch); got != 2 {
 		t.Errorf("reusing read = %d, want the fresh read's answer", got)
+	}
+}
+
+func TestASharedQueryPrometheusRejectsIsAskedAgainByName(t *testing.T) {
+	t1 := testNow.Add(-10 * time.Second)
+	tooMany := fmt.Errorf("query: %w: %w", prometheus.ErrBadQuery, errors.New("query processing would load too many samples into memory"))
+	tests := []struct {
+		name        string
+		answer      func(q string) (model.Vector, error)
+		wantCode    int
+		wantQueries []string // fragments, one per query, in order
+	}{
+		{
+			name: "a namespace too large for the sample limit is asked by name, as without sharing",
+			answer: func(q string) (model.Vector, error) {
+				if strings.Contains(q, `pod!=""`) {
+					return nil, tooMany
+				}
+				return model.Vector{sample(2, t1, "pod", "p1")}, nil
+			},
+			wantCode:    http.StatusOK,
+			wantQueries: []string{`pod!=""`, `pod="p1"`},
+		},
+		{
+			name:        "a query every form of which is rejected (a rule bug) answers the unshared query's error",
+			answer:      answer(nil, tooMany),
+			wantCode:    http.StatusInternalServerError,
+			wantQueries: []string{`pod!=""`, `pod="p1"`},
+		},
+		{
+			name:        "Prometheus unavailable is not retried",
+			answer:      answer(nil, fmt.Errorf("query: %w", prometheus.ErrUnavailable)),
+			wantCode:    http.StatusServiceUnavailable,
+			wantQueries: []string{`pod!=""`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prom := &fakeProm{series: seedSeries(), query: tt.answer}
+			p := defaultProvider(t, prom, "", pod("ns", "p1", map[string]string{"app": "a"}), pod("ns", "p2", map[string]string{"app": "b"}))
+			_, err := p.GetMetricBySelector(t.Context(), "ns", labels.SelectorFromSet(labels.Set{"app": "a"}), qpsPod, labels.Everything())
+			checkStatus(t, err, tt.wantCode)
+			if len(prom.queries) != len(tt.wantQueries) {
+				t.Fatalf("queries = %q, want %d", prom.queries, len(tt.wantQueries))
+			}
+			for i, frag := range tt.wantQueries {
+				if !strings.Contains(prom.queries[i], frag) {
+					t.Errorf("query %d = %q, want it to contain %q", i, prom.queries[i], frag)
+				}
+			}
+		})
 	}
 }

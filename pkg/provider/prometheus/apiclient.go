@@ -104,7 +104,7 @@ func (t *transport) decode(ctx context.Context, resp *http.Response, data func(*
 		bp = new([]byte)
 	}
 	s := newScanner(resp.Body, *bp)
-	env, err := decodeEnvelope(s, func() error { return data(s) })
+	env, err := readAnswer(s, resp.StatusCode, data)
 	if len(s.buf) <= maxPooledBuffer {
 		*bp = s.buf
 		t.bufs.Put(bp)
@@ -117,10 +117,19 @@ func (t *transport) decode(ctx context.Context, resp *http.Response, data func(*
 			return env, &v1.Error{Type: v1.ErrClient, Msg: fmt.Sprintf("client error: %d", resp.StatusCode), Detail: err.Error()}
 		}
 		return env, &v1.Error{Type: v1.ErrBadResponse, Msg: err.Error()}
-	case err != nil:
+	}
+	return env, err
+}
+
+// readAnswer reads a whole answer from s, data reading the value of "data", and returns its
+// envelope and the error it stands for: malformed JSON (errSyntax), the reader's error, what
+// data rejected, or the API error of an answer that did not succeed (answered with code).
+func readAnswer(s *scanner, code int, data func(*scanner) error) (envelope, error) {
+	env, err := decodeEnvelope(s, func() error { return data(s) })
+	if err != nil {
 		return env, err
 	}
-	return env, env.apiError(resp.StatusCode)
+	return env, env.apiError(code)
 }
 
 // maxPooledBuffer is the largest scanner buffer kept for reuse.

@@ -44,6 +44,9 @@ type Config struct {
 	Method string
 	// HTTP holds TLS, authentication and extra headers.
 	HTTP commoncfg.HTTPClientConfig
+	// WarningsAsErrors makes an answer that carries warnings (one that may be partial) a
+	// failed call, wrapping ErrPartialAnswer.
+	WarningsAsErrors bool
 	// Clock times calls for Metrics.
 	Clock clock.PassiveClock
 }
@@ -54,11 +57,17 @@ const (
 	opSeries = "series"
 )
 
+// partialResponse is the parameter that asks Thanos Querier (where partial responses are on by
+// default) to fail a call that some store could not answer, instead of answering without that
+// store's series and a warning. Prometheus and most other backends ignore it.
+const partialResponse = "partial_response"
+
 type client struct {
-	transport *transport
-	timeout   time.Duration
-	clock     clock.PassiveClock
-	metrics   *Metrics
+	transport        *transport
+	timeout          time.Duration
+	warningsAsErrors bool
+	clock            clock.PassiveClock
+	metrics          *Metrics
 }
 
 var _ Client = (*client)(nil)
@@ -84,10 +93,11 @@ func New(cfg *Config, m *Metrics) (Client, error) {
 		clk = clock.RealClock{}
 	}
 	return &client{
-		transport: &transport{api: apiClient, http: httpClient, get: cfg.Method == http.MethodGet},
-		timeout:   cfg.Timeout,
-		clock:     clk,
-		metrics:   m,
+		transport:        &transport{api: apiClient, http: httpClient, get: cfg.Method == http.MethodGet},
+		timeout:          cfg.Timeout,
+		warningsAsErrors: cfg.WarningsAsErrors,
+		clock:            clk,
+		metrics:          m,
 	}, nil
 }
 
@@ -112,7 +122,7 @@ func (c *client) QueryLabels(ctx context.Context, query string, at time.Time, la
 // query runs an instant query, decoding its samples into sink.
 func (c *client) query(ctx context.Context, query string, at time.Time, sink sampleSink) error {
 	return c.call(ctx, opQuery, query, func(ctx context.Context) (envelope, error) {
-		args := url.Values{"query": {query}, "timeout": {c.timeout.String()}}
+		args := url.Values{"query": {query}, "timeout": {c.timeout.String()}, partialResponse: {"false"}}
 		if !at.IsZero() {
 			args.Set("time", formatTime(at))
 		}
@@ -120,14 +130,10 @@ func (c *client) query(ctx context.Context, query string, at time.Time, sink sam
 		if err != nil {
 			return envelope{}, err
 		}
-		var resultType string
-		env, err := c.transport.decode(ctx, resp, func(s *scanner) error {
-			var err error
-			resultType, err = queryData(s, sink)
-			return err
-		})
+		q := &queryReader{sink: sink}
+		env, err := c.transport.decode(ctx, resp, q.data)
 		if err == nil {
-			err = resultError(resultType)
+			err = q.check()
 		}
 		return env, err
 	})
@@ -140,7 +146,7 @@ func (c *client) Series(ctx context.Context, matchers []string, start, end time.
 		if len(matchers) == 0 {
 			return envelope{}, fmt.Errorf("%w: no series matchers", ErrBadQuery)
 		}
-		args := url.Values{"match[]": matchers}
+		args := url.Values{"match[]": matchers, partialResponse: {"false"}}
 		if !start.IsZero() {
 			args.Set("start", formatTime(start))
 		}
@@ -151,9 +157,7 @@ func (c *client) Series(ctx context.Context, matchers []string, start, end time.
 		if err != nil {
 			return envelope{}, err
 		}
-		return c.transport.decode(ctx, resp, func(s *scanner) error {
-			return s.array(func() error { return shapes.series(s) })
-		})
+		return c.transport.decode(ctx, resp, shapes.data)
 	})
 	if err != nil {
 		return nil, err
@@ -166,17 +170,36 @@ func formatTime(t time.Time) string {
 	return strconv.FormatFloat(float64(t.Unix())+float64(t.Nanosecond())/1e9, 'f', -1, 64)
 }
 
-// call runs fn under the timeout, logs what Prometheus noted about the
-// query, records metrics and wraps any error with op, subject and a sentinel.
+// call runs fn under the timeout, logs what Prometheus noted about the query, makes an answer
+// with warnings a failed call if so configured, records metrics and wraps any error with op,
+// subject and a sentinel.
 func (c *client) call(ctx context.Context, op, subject string, fn func(context.Context) (envelope, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	start := c.clock.Now()
 	env, err := fn(ctx)
 	logAnnotations(ctx, op, subject, env.warnings, env.infos)
+	if err == nil && len(env.warnings) > 0 {
+		c.metrics.warned(op)
+		if c.warningsAsErrors {
+			err = partialError(env.warnings)
+		}
+	}
 	outcome, err := classify(op, subject, err)
 	c.metrics.observe(op, outcome, c.clock.Since(start))
 	return err
+}
+
+// maxWarningsLen bounds how much of an answer's warnings an error repeats.
+const maxWarningsLen = 512
+
+// partialError is the error of an answer with warnings: it may lack series.
+func partialError(warnings []string) error {
+	msg := strings.Join(warnings, "; ")
+	if len(msg) > maxWarningsLen {
+		msg = strings.ToValidUTF8(msg[:maxWarningsLen], "") + "…"
+	}
+	return fmt.Errorf("%w: warnings: %s", ErrPartialAnswer, msg)
 }
 
 // logAnnotations logs Prometheus warnings at V(2) and infos at V(4).

@@ -3,6 +3,7 @@ package prometheus
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/common/model"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 )
@@ -336,7 +339,9 @@ func TestWarningsAreLoggedAtV2(t *testing.T) {
 	body := `{"status":"success","warnings":["results truncated due to limit"],"infos":["metric might not be a counter"],` +
 		`"data":{"resultType":"vector","result":[]}}`
 	srv, _ := fakeProm(t, "", respondWith(200, body))
-	c := newTestClient(t, optionsFor(srv.URL), nil)
+	o := optionsFor(srv.URL)
+	o.WarningsAsErrors = false
+	c := newTestClient(t, o, nil)
 	for _, v := range []int{1, 2} {
 		logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(v), ktesting.BufferLogs(true)))
 		if _, err := c.Query(klog.NewContext(t.Context(), logger), "up", time.Time{}); err != nil {
@@ -348,6 +353,60 @@ func TestWarningsAreLoggedAtV2(t *testing.T) {
 		}
 		if strings.Contains(logs, "metric might not be a counter") {
 			t.Errorf("at verbosity %d, info logged; want it only at V(4)", v)
+		}
+	}
+}
+
+func TestPartialAnswersAreFailures(t *testing.T) {
+	const warning = `partial response: store 10.0.0.7:10901 unavailable`
+	answers := map[string]string{
+		opQuery:  `{"status":"success","warnings":["` + warning + `"],"data":{"resultType":"vector","result":[{"metric":{"pod":"a"},"value":[1,"3"]}]}}`,
+		opSeries: `{"status":"success","warnings":["` + warning + `"],"data":[{"__name__":"up","pod":"a"}]}`,
+	}
+	tests := []struct {
+		name             string
+		warningsAsErrors bool
+		wantErr          bool
+	}{
+		{name: "an answer with warnings is a failed call that says so, by default", warningsAsErrors: true, wantErr: true},
+		{name: "an answer with warnings is served with --prometheus-warnings-as-errors=false", warningsAsErrors: false},
+	}
+	for _, tc := range tests {
+		for _, op := range []string{opQuery, opSeries} {
+			t.Run(tc.name+"/"+op, func(t *testing.T) {
+				srv, seen := fakeProm(t, "", respondWith(200, answers[op]))
+				o := optionsFor(srv.URL)
+				o.WarningsAsErrors = tc.warningsAsErrors
+				reg := metrics.NewKubeRegistry()
+				m, err := NewMetrics(reg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = callOp(t.Context(), newTestClient(t, o, m), op, "up")
+				if tc.wantErr {
+					assertError(t, err, ErrUnavailable, op+` "up": prometheus unavailable: prometheus answer may be partial: warnings: `, warning)
+					if !errors.Is(err, ErrPartialAnswer) {
+						t.Errorf("error %v does not wrap ErrPartialAnswer", err)
+					}
+				} else if err != nil {
+					t.Fatalf("%s = %v, want the answer", op, err)
+				}
+				if got := (<-seen).form.Get("partial_response"); got != "false" {
+					t.Errorf("partial_response = %q, want false", got)
+				}
+				want := fmt.Sprintf(`
+# HELP podpilot_prometheus_client_answers_with_warnings_total %s
+# TYPE podpilot_prometheus_client_answers_with_warnings_total counter
+podpilot_prometheus_client_answers_with_warnings_total{operation=%q} 1
+`, m.warnings.Help, op)
+				if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "podpilot_prometheus_client_answers_with_warnings_total"); err != nil {
+					t.Error(err)
+				}
+				partial, _ := testutil.GetCounterMetricValue(m.errors.WithLabelValues(op, outcomePartial))
+				if wantPartial := map[bool]float64{true: 1}[tc.wantErr]; partial != wantPartial {
+					t.Errorf("request_errors_total{outcome=partial} = %g, want %g", partial, wantPartial)
+				}
+			})
 		}
 	}
 }

@@ -60,20 +60,12 @@ func TestQueryAnswersAreDecodedAsTheyStream(t *testing.T) {
 			// One byte at a time: every token crosses a buffer refill.
 			s := newScanner(iotest.OneByteReader(strings.NewReader(tc.body)), nil)
 			sink := newLabelSink([]string{"pod", "namespace"})
-			var resultType string
-			env, err := decodeEnvelope(s, func() error {
-				var err error
-				resultType, err = queryData(s, sink)
-				return err
-			})
-			if err != nil {
-				t.Fatalf("decode = %v", err)
+			q := &queryReader{sink: sink}
+			if _, err := readAnswer(s, http.StatusOK, q.data); err != nil {
+				t.Fatalf("readAnswer = %v", err)
 			}
-			if err := env.apiError(http.StatusOK); err != nil {
-				t.Fatalf("apiError = %v", err)
-			}
-			if err := resultError(resultType); err != nil {
-				t.Fatalf("resultError = %v", err)
+			if err := q.check(); err != nil {
+				t.Fatalf("check = %v", err)
 			}
 			if diff := cmp.Diff(tc.want, sink.out, cmp.Comparer(sameFloat)); diff != "" {
 				t.Errorf("samples (-want +got):\n%s", diff)
@@ -172,11 +164,92 @@ func TestTimesKeepMillisecondsExactly(t *testing.T) {
 		{"1700000000.9999", 1700000000999},
 		{"-1.5", -1500},
 		{"1.7e9", 1700000000000},
+		{"17E+8", 1700000000000},
+		{"1.0009e0", 1000},
+		{"0.0009", 0},
+		{"-0.0009", 0},
+		{"9223372036854775.807", math.MaxInt64},
+		{"-9223372036854775.808", math.MinInt64},
 	}
 	for _, tc := range tests {
 		got, err := parseTime([]byte(tc.in))
 		if err != nil || got != tc.want {
 			t.Errorf("parseTime(%s) = %d, %v; want %d", tc.in, got, err, tc.want)
 		}
+	}
+	for _, in := range []string{"9223372036854775.808", "-9223372036854775.809", "1e17", "1e99999999999999999999", "01", "1.", ".5", "+1", "-"} {
+		if got, err := parseTime([]byte(in)); err == nil {
+			t.Errorf("parseTime(%s) = %d, want an error", in, got)
+		}
+	}
+}
+
+// TestAnswersAreReadAsEncodingJSONReadsThem holds the disagreements FuzzDecodeAnswer found
+// between the streaming decoder and encoding/json, each now read as encoding/json reads it (or
+// rejected, where encoding/json rejects the bytes or the answer format does).
+func TestAnswersAreReadAsEncodingJSONReadsThem(t *testing.T) {
+	const pod = `{"metric":{"pod":"a"},"value":[1,"5"]}`
+	answer := func(result string) string {
+		return `{"status":"success","data":{"resultType":"vector","result":[` + result + `]}}`
+	}
+	tests := []struct {
+		name    string
+		body    string
+		want    model.Vector // when it is read
+		wantErr string       // when it is rejected
+	}{
+		{name: "a vector answer with a scalar result is rejected", body: `{"status":"success","data":{"resultType":"vector","result":[1700000000,"5"]}}`, wantErr: "result type vector with a scalar result"},
+		{name: "a scalar answer with an empty result is rejected", body: `{"status":"success","data":{"resultType":"scalar","result":[]}}`, wantErr: "result type scalar with a vector result"},
+		{name: "an answer without a result is rejected", body: `{"status":"success","data":{"resultType":"vector"}}`, wantErr: "without a result"},
+		{name: "a time beyond int64 milliseconds is rejected, not wrapped", body: answer(`{"metric":{},"value":[99999999999999999,"5"]}`), wantErr: "out of range"},
+		{name: "a time with an exponent is truncated like one without", body: answer(`{"metric":{},"value":[1.0009e0,"5"]},{"metric":{},"value":[1.0009,"6"]}`),
+			want: model.Vector{{Metric: model.Metric{}, Value: 5, Timestamp: 1000}, {Metric: model.Metric{}, Value: 6, Timestamp: 1000}}},
+		{name: "a number with a leading zero is not JSON", body: answer(`{"metric":{},"value":[01,"5"]}`), wantErr: "malformed number"},
+		{name: "a number ending in a point is not JSON", body: answer(`{"metric":{},"value":[1.,"5"]}`), wantErr: "malformed number"},
+		{name: "a number skipped in an unknown field is checked too", body: `{"status":"success","x":+1,` + answer("")[1:], wantErr: "want a value"},
+		{name: "a control character in a string is not JSON", body: answer("{\"metric\":{\"pod\":\"a\x01\"},\"value\":[1,\"5\"]}"), wantErr: "bad string"},
+		{name: "invalid UTF-8 in a string reads as U+FFFD", body: answer("{\"metric\":{\"pod\":\"a\xff\"},\"value\":[1,\"5\"]}"),
+			want: model.Vector{{Metric: model.Metric{"pod": "a\uFFFD"}, Value: 5, Timestamp: 1000}}},
+		{name: "data given twice counts with the last", body: `{"status":"success","data":{"resultType":"vector","result":[` + pod + `]},"data":{"resultType":"vector","result":[]}}`, want: model.Vector{}},
+		{name: "a metric given twice counts with the last labels", body: answer(`{"metric":{"pod":"a","namespace":"x"},"metric":{"pod":"b"},"value":[1,"5"]}`),
+			want: model.Vector{{Metric: model.Metric{"pod": "b"}, Value: 5, Timestamp: 1000}}},
+		{name: "an answer that does not say success is rejected", body: `{"data":{"resultType":"vector","result":[` + pod + `]}}`, wantErr: "want success or error"},
+		{name: "nesting deeper than encoding/json allows is rejected", body: `{"status":"success","x":` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + `}`, wantErr: "nested more than 10000 deep"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, oracleErr := oracleQuery([]byte(tc.body)); (oracleErr == nil) != (tc.wantErr == "") {
+				t.Fatalf("the oracle disagrees with this case: %v", oracleErr)
+			}
+			sink := &vectorSink{}
+			_, err := decodeQueryForTest(strings.NewReader(tc.body), sink)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("decode = %v, want an error with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("decode = %v", err)
+			}
+			if diff := cmp.Diff(tc.want, sink.vector()); diff != "" {
+				t.Errorf("vector (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDuplicateAnnotationsAndSeriesLabelsCountWithTheLast(t *testing.T) {
+	s := newScanner(strings.NewReader(`{"status":"success","warnings":["w1"],"warnings":["w2"],"data":[{"__name__":"a","pod":"x","pod":""}]}`), nil)
+	shapes := &shapeSet{}
+	env, err := readAnswer(s, http.StatusOK, shapes.data)
+	if err != nil {
+		t.Fatalf("readAnswer = %v", err)
+	}
+	if diff := cmp.Diff([]string{"w2"}, env.warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]model.LabelSet{{"__name__": "a"}}, shapes.out); diff != "" {
+		t.Errorf("series (-want +got):\n%s", diff)
 	}
 }

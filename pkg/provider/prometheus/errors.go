@@ -17,6 +17,12 @@ import (
 // answered with HTTP 5xx or 429. Servers map it to HTTP 503.
 var ErrUnavailable = errors.New("prometheus unavailable")
 
+// ErrPartialAnswer means Prometheus answered with warnings, which mark an answer that may lack
+// series (a Thanos store or a remote-read endpoint that failed, a limit hit), and the client
+// treats such answers as failed calls. It comes wrapped in ErrUnavailable: a server maps it to
+// HTTP 503, and the autoscaler reads it as a failed metric, never as data.
+var ErrPartialAnswer = errors.New("prometheus answer may be partial")
+
 // ErrBadQuery means Prometheus rejected the query itself (HTTP 400 bad_data or
 // 422 execution), or answered it with a result of an unusable type.
 // Retrying the same query will not help.
@@ -28,6 +34,7 @@ const (
 	outcomeBadQuery    = "bad_query"
 	outcomeUnavailable = "unavailable"
 	outcomeCanceled    = "canceled"
+	outcomePartial     = "partial"
 	outcomeError       = "error"
 )
 
@@ -47,7 +54,7 @@ func classify(op, subject string, err error) (string, error) {
 			return outcome, fmt.Errorf("%s %q: %w", op, subject, err)
 		}
 		return outcome, fmt.Errorf("%s %q: %w: %w", op, subject, ErrBadQuery, err)
-	case outcomeUnavailable:
+	case outcomeUnavailable, outcomePartial:
 		return outcome, fmt.Errorf("%s %q: %w: %w", op, subject, ErrUnavailable, err)
 	default:
 		return outcome, fmt.Errorf("%s %q: %w", op, subject, err)
@@ -63,6 +70,8 @@ func outcomeOf(err error) string {
 		netErr    net.Error
 	)
 	switch {
+	case errors.Is(err, ErrPartialAnswer):
+		return outcomePartial
 	case errors.Is(err, ErrBadQuery):
 		return outcomeBadQuery
 	case errors.Is(err, context.Canceled):

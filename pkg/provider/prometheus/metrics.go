@@ -12,12 +12,14 @@ import (
 type Metrics struct {
 	duration *metrics.HistogramVec
 	errors   *metrics.CounterVec
+	warnings *metrics.CounterVec
 }
 
 // NewMetrics creates the client metrics and registers them on r:
 // podpilot_prometheus_client_request_duration_seconds and
 // podpilot_prometheus_client_request_errors_total, both labelled by operation
-// (query, series) and outcome.
+// (query, series) and outcome, and
+// podpilot_prometheus_client_answers_with_warnings_total, labelled by operation.
 func NewMetrics(r metrics.KubeRegistry) (*Metrics, error) {
 	m := &Metrics{
 		duration: metrics.NewHistogramVec(&metrics.HistogramOpts{
@@ -35,8 +37,17 @@ func NewMetrics(r metrics.KubeRegistry) (*Metrics, error) {
 			Help:           "Failed calls to the Prometheus HTTP API, by operation and outcome.",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"operation", "outcome"}),
+		warnings: metrics.NewCounterVec(&metrics.CounterOpts{
+			Namespace: "podpilot",
+			Subsystem: "prometheus_client",
+			Name:      "answers_with_warnings_total",
+			Help: "Answers of the Prometheus HTTP API that carried warnings (possibly partial: a Thanos store or a remote-read " +
+				"endpoint failed, a limit was hit), by operation. With --prometheus-warnings-as-errors (the default) each is " +
+				"also a failed call with outcome partial.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"operation"}),
 	}
-	for _, c := range []metrics.Registerable{m.duration, m.errors} {
+	for _, c := range []metrics.Registerable{m.duration, m.errors, m.warnings} {
 		if err := r.Register(c); err != nil {
 			return nil, fmt.Errorf("register prometheus client metrics: %w", err)
 		}
@@ -53,4 +64,12 @@ func (m *Metrics) observe(op, outcome string, d time.Duration) {
 	if outcome != outcomeSuccess {
 		m.errors.WithLabelValues(op, outcome).Inc()
 	}
+}
+
+// warned records one answer with warnings.
+func (m *Metrics) warned(op string) {
+	if m == nil {
+		return
+	}
+	m.warnings.WithLabelValues(op).Inc()
 }

@@ -43,13 +43,20 @@ type Options struct {
 
 	// Headers are extra request headers, each "Name=Value".
 	Headers []string
+	// HeaderFiles are extra request headers whose values are read from files, each
+	// "Name=/path/to/file", re-read on every request.
+	HeaderFiles []string
+
+	// WarningsAsErrors makes an answer that carries warnings a failed call.
+	WarningsAsErrors bool
 }
 
 // NewOptions returns Options with their defaults.
 func NewOptions() *Options {
 	return &Options{
-		Timeout: 10 * time.Second,
-		Method:  http.MethodPost,
+		Timeout:          10 * time.Second,
+		Method:           http.MethodPost,
+		WarningsAsErrors: true,
 	}
 }
 
@@ -76,7 +83,17 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.BasicAuthPasswordFile, "prometheus-basic-auth-password-file", o.BasicAuthPasswordFile,
 		"File with the password for HTTP basic auth to Prometheus, re-read on every request.")
 	fs.StringArrayVar(&o.Headers, "prometheus-header", o.Headers,
-		"Extra header for every request to Prometheus, as Name=Value (e.g. X-Scope-OrgID=tenant-a). Repeatable.")
+		"Extra header for every request to Prometheus, as Name=Value (e.g. X-Scope-OrgID=tenant-a). Repeatable. "+
+			"For a secret value use --prometheus-header-file, which keeps it out of the process arguments.")
+	fs.StringArrayVar(&o.HeaderFiles, "prometheus-header-file", o.HeaderFiles,
+		"Extra header for every request to Prometheus whose value is the content of a file (white space around it trimmed), "+
+			"as Name=/path/to/file, e.g. a mounted Secret; re-read on every request, like --prometheus-bearer-token-file. Repeatable.")
+	fs.BoolVar(&o.WarningsAsErrors, "prometheus-warnings-as-errors", o.WarningsAsErrors,
+		"Treat a Prometheus answer that carries warnings as a failed call: the metrics APIs answer 503, the autoscaler "+
+			"holds replicas and discovery keeps its last good series. Warnings mark answers that may be partial (a Thanos "+
+			"store or a remote-read endpoint that failed, a limit hit); partial_response=false is sent either way. Turn off "+
+			"only if your queries draw warnings on complete answers; every such answer is counted in "+
+			"podpilot_prometheus_client_answers_with_warnings_total.")
 }
 
 // Validate returns every problem with the options.
@@ -112,7 +129,7 @@ func (o *Options) Validate() []error {
 			errs = append(errs, fmt.Errorf("%s: %w", f.flag, err))
 		}
 	}
-	_, headerErrs := parseHeaders(o.Headers)
+	_, headerErrs := parseHeaders(o.Headers, o.HeaderFiles)
 	return append(errs, headerErrs...)
 }
 
@@ -137,36 +154,35 @@ func (o *Options) validateURL() []error {
 	return errs
 }
 
-// parseHeaders turns Name=Value pairs into prometheus/common header config, or
-// returns an error for every malformed or reserved header.
-func parseHeaders(pairs []string) (*commoncfg.Headers, []error) {
-	if len(pairs) == 0 {
+// parseHeaders turns Name=Value pairs and Name=/path/to/file pairs into prometheus/common
+// header config, or returns an error for every malformed or reserved header and every header
+// file that cannot be read.
+func parseHeaders(pairs, filePairs []string) (*commoncfg.Headers, []error) {
+	if len(pairs)+len(filePairs) == 0 {
 		return nil, nil
 	}
 	h := &commoncfg.Headers{Headers: map[string]commoncfg.Header{}}
 	var errs []error
-	for _, pair := range pairs {
-		name, value, ok := strings.Cut(pair, "=")
-		name = strings.TrimSpace(name)
-		switch {
-		case !ok || name == "":
-			errs = append(errs, fmt.Errorf("--prometheus-header %q: want Name=Value", pair))
-			continue
-		case strings.ContainsAny(name, " \t\r\n:()<>@,;\\\"/[]?={}"):
-			errs = append(errs, fmt.Errorf("--prometheus-header %q: invalid header name %q", pair, name))
-			continue
-		case strings.ContainsAny(value, "\r\n"):
-			errs = append(errs, fmt.Errorf("--prometheus-header %q: value contains a line break", name))
-			continue
+	for _, f := range []struct {
+		flag  string
+		pairs []string
+		add   func(*commoncfg.Header, string) error
+	}{
+		{flag: "--prometheus-header", pairs: pairs, add: addHeaderValue},
+		{flag: "--prometheus-header-file", pairs: filePairs, add: addHeaderFile},
+	} {
+		for _, pair := range f.pairs {
+			name, err := headerName(pair)
+			if err == nil {
+				hdr := h.Headers[name]
+				_, value, _ := strings.Cut(pair, "=")
+				err = f.add(&hdr, value)
+				h.Headers[name] = hdr
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s %q: %w", f.flag, headerSubject(pair), err))
+			}
 		}
-		name = http.CanonicalHeaderKey(name)
-		if _, reserved := commoncfg.ReservedHeaders[name]; reserved {
-			errs = append(errs, fmt.Errorf("--prometheus-header %q: header %s is reserved", pair, name))
-			continue
-		}
-		hdr := h.Headers[name]
-		hdr.Values = append(hdr.Values, value)
-		h.Headers[name] = hdr
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -174,12 +190,62 @@ func parseHeaders(pairs []string) (*commoncfg.Headers, []error) {
 	return h, nil
 }
 
+// headerName returns the canonical name of a Name=... pair, or why it is not a header podpilot
+// may set.
+func headerName(pair string) (string, error) {
+	name, _, ok := strings.Cut(pair, "=")
+	name = strings.TrimSpace(name)
+	switch {
+	case !ok || name == "":
+		return "", errors.New("want Name=Value")
+	case strings.ContainsAny(name, " \t\r\n:()<>@,;\\\"/[]?={}"):
+		return "", fmt.Errorf("invalid header name %q", name)
+	}
+	name = http.CanonicalHeaderKey(name)
+	if _, reserved := commoncfg.ReservedHeaders[name]; reserved {
+		return "", fmt.Errorf("header %s is reserved", name)
+	}
+	return name, nil
+}
+
+// headerSubject is what an error repeats of a pair: its name only, never a value that may be a
+// secret.
+func headerSubject(pair string) string {
+	name, _, _ := strings.Cut(pair, "=")
+	return strings.TrimSpace(name)
+}
+
+func addHeaderValue(h *commoncfg.Header, value string) error {
+	if strings.ContainsAny(value, "\r\n") {
+		return errors.New("value contains a line break")
+	}
+	h.Values = append(h.Values, value)
+	return nil
+}
+
+// addHeaderFile adds a header read from path on every request; the file must be readable now
+// and hold one line (prometheus/common trims the white space around it).
+func addHeaderFile(h *commoncfg.Header, path string) error {
+	if path == "" {
+		return errors.New("want Name=/path/to/file")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if strings.ContainsAny(strings.TrimSpace(string(b)), "\r\n") {
+		return fmt.Errorf("file %s holds a line break inside the value", path)
+	}
+	h.Files = append(h.Files, path)
+	return nil
+}
+
 // Config validates the options and turns them into a Config for New.
 func (o *Options) Config() (*Config, error) {
 	if errs := o.Validate(); len(errs) > 0 {
 		return nil, utilerrors.NewAggregate(errs)
 	}
-	headers, errs := parseHeaders(o.Headers)
+	headers, errs := parseHeaders(o.Headers, o.HeaderFiles)
 	if len(errs) > 0 {
 		return nil, utilerrors.NewAggregate(errs)
 	}
@@ -201,10 +267,11 @@ func (o *Options) Config() (*Config, error) {
 		return nil, fmt.Errorf("prometheus http client config: %w", err)
 	}
 	return &Config{
-		Address: o.URL,
-		Timeout: o.Timeout,
-		Method:  strings.ToUpper(o.Method),
-		HTTP:    hc,
-		Clock:   clock.RealClock{},
+		Address:          o.URL,
+		Timeout:          o.Timeout,
+		Method:           strings.ToUpper(o.Method),
+		HTTP:             hc,
+		WarningsAsErrors: o.WarningsAsErrors,
+		Clock:            clock.RealClock{},
 	}, nil
 }

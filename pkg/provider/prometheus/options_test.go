@@ -20,8 +20,8 @@ func TestFlags(t *testing.T) {
 		args []string
 		want *Options
 	}{{
-		name: "defaults are a 10s timeout and POST",
-		want: &Options{Timeout: 10 * time.Second, Method: http.MethodPost},
+		name: "defaults are a 10s timeout, POST and warnings as errors",
+		want: &Options{Timeout: 10 * time.Second, Method: http.MethodPost, WarningsAsErrors: true},
 	}, {
 		name: "every flag is parsed and --prometheus-header repeats, keeping commas",
 		args: []string{
@@ -37,6 +37,9 @@ func TestFlags(t *testing.T) {
 			"--prometheus-basic-auth-password-file=pw",
 			"--prometheus-header=X-Scope-OrgID=tenant-a|tenant-b",
 			"--prometheus-header=X-Extra=a,b",
+			"--prometheus-header-file=X-Scope-OrgID=/var/run/secrets/tenant",
+			"--prometheus-header-file=X-Token=/a,b",
+			"--prometheus-warnings-as-errors=false",
 		},
 		want: &Options{
 			URL:                   "http://thanos:9090/tenant-a/",
@@ -50,6 +53,7 @@ func TestFlags(t *testing.T) {
 			BasicAuthUsername:     "u",
 			BasicAuthPasswordFile: "pw",
 			Headers:               []string{"X-Scope-OrgID=tenant-a|tenant-b", "X-Extra=a,b"},
+			HeaderFiles:           []string{"X-Scope-OrgID=/var/run/secrets/tenant", "X-Token=/a,b"},
 		},
 	}}
 	for _, tc := range tests {
@@ -74,6 +78,10 @@ func TestValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing")
+	twoLines := filepath.Join(dir, "two-lines")
+	if err := os.WriteFile(twoLines, []byte("a\nb\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		modify func(*Options)
@@ -110,6 +118,7 @@ func TestValidate(t *testing.T) {
 			o.BearerTokenFile = missing
 			o.BasicAuthUsername = "u"
 			o.Headers = []string{"X-Scope-OrgID", "=v", "Bad Name=v", "Authorization=Bearer x", "X-Ok=1"}
+			o.HeaderFiles = []string{"X-Token=" + missing, "X-Empty=", "Authorization=" + file, "X-Lines=" + twoLines, "X-Ok=" + file}
 		},
 		want: []string{
 			"scheme must be http or https",
@@ -120,9 +129,13 @@ func TestValidate(t *testing.T) {
 			"--prometheus-bearer-token-file and --prometheus-basic-auth-* are mutually exclusive",
 			"--prometheus-bearer-token-file: stat " + missing,
 			`--prometheus-header "X-Scope-OrgID": want Name=Value`,
-			`--prometheus-header "=v": want Name=Value`,
-			`--prometheus-header "Bad Name=v": invalid header name "Bad Name"`,
-			`--prometheus-header "Authorization=Bearer x": header Authorization is reserved`,
+			`--prometheus-header "": want Name=Value`,
+			`--prometheus-header "Bad Name": invalid header name "Bad Name"`,
+			`--prometheus-header "Authorization": header Authorization is reserved`,
+			`--prometheus-header-file "X-Token": open ` + missing,
+			`--prometheus-header-file "X-Empty": want Name=/path/to/file`,
+			`--prometheus-header-file "Authorization": header Authorization is reserved`,
+			`--prometheus-header-file "X-Lines": file ` + twoLines + ` holds a line break inside the value`,
 		},
 	}}
 	for _, tc := range tests {
@@ -153,6 +166,7 @@ func TestConfigBuildsThePrometheusHTTPClientConfig(t *testing.T) {
 	o.InsecureSkipVerify = true
 	o.BearerTokenFile = token
 	o.Headers = []string{"x-scope-orgid=tenant-a", "X-Scope-OrgID=tenant-b"}
+	o.HeaderFiles = []string{"X-Scope-OrgID=" + token}
 	cfg, err := o.Config()
 	if err != nil {
 		t.Fatalf("Config() = %v", err)
@@ -161,12 +175,12 @@ func TestConfigBuildsThePrometheusHTTPClientConfig(t *testing.T) {
 	want.TLSConfig = commoncfg.TLSConfig{InsecureSkipVerify: true}
 	want.Authorization = &commoncfg.Authorization{Type: "Bearer", CredentialsFile: token}
 	want.HTTPHeaders = &commoncfg.Headers{Headers: map[string]commoncfg.Header{
-		"X-Scope-Orgid": {Values: []string{"tenant-a", "tenant-b"}},
+		"X-Scope-Orgid": {Values: []string{"tenant-a", "tenant-b"}, Files: []string{token}},
 	}}
 	if diff := cmp.Diff(want, cfg.HTTP, cmpopts.IgnoreUnexported(commoncfg.ProxyConfig{})); diff != "" {
 		t.Errorf("HTTP config (-want +got):\n%s", diff)
 	}
-	if cfg.Method != http.MethodGet || cfg.Address != o.URL || cfg.Timeout != o.Timeout {
+	if cfg.Method != http.MethodGet || cfg.Address != o.URL || cfg.Timeout != o.Timeout || !cfg.WarningsAsErrors {
 		t.Errorf("Config() = method %q, address %q, timeout %s", cfg.Method, cfg.Address, cfg.Timeout)
 	}
 }

@@ -58,6 +58,8 @@ func (k *labelSink) label(name, value []byte) {
 	}
 }
 
+func (k *labelSink) reset() { k.out = k.out[:0] }
+
 func (k *labelSink) end(hasValue bool, v float64, ts model.Time) {
 	if !hasValue {
 		return
@@ -86,6 +88,8 @@ func (k *vectorSink) label(name, value []byte) {
 	}
 	k.metric[ln] = model.LabelValue(value)
 }
+
+func (k *vectorSink) reset() { k.samples = k.samples[:0] }
 
 func (k *vectorSink) end(hasValue bool, v float64, ts model.Time) {
 	if !hasValue {

@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 // minScanBuffer is the initial size of a scanner's buffer; it grows only for a single token
 // (a label value, say) that does not fit.
 const minScanBuffer = 32 << 10
+
+// maxDepth bounds how deeply objects and arrays may nest, as encoding/json bounds it: deeper
+// input is an error instead of a recursion that grows the stack without limit.
+const maxDepth = 10000
 
 // errSyntax marks a response body that is not the JSON Prometheus writes.
 var errSyntax = errors.New("malformed JSON")
@@ -23,6 +28,7 @@ type scanner struct {
 	pos, end int
 	consumed int64  // bytes dropped from buf before pos, for error offsets
 	rerr     error  // the reader's error once it has failed or ended
+	depth    int    // objects and arrays open
 	scratch  []byte // unescaped strings
 	key      []byte // object keys that must outlive a read
 	name     []byte // label names while their value is read
@@ -104,50 +110,63 @@ func (s *scanner) expect(c byte) error {
 	return nil
 }
 
-// str reads a string and returns its unescaped bytes.
+// str reads a string and returns its unescaped bytes. A string with escapes, bytes that JSON
+// forbids unescaped (control characters) or invalid UTF-8 goes through encoding/json, so that it
+// is rejected or decoded (invalid UTF-8 as U+FFFD) exactly as encoding/json would.
 func (s *scanner) str() ([]byte, error) {
 	if err := s.expect('"'); err != nil {
 		return nil, err
 	}
-	escaped := false
-	for i := 0; ; i++ {
-		for s.pos+i >= s.end {
+	special, nonASCII := false, false
+	for i := 0; ; {
+		buf := s.buf[s.pos:s.end] // i counts from s.pos, which more may move
+		for i < len(buf) && !stringSpecial(buf[i]) {
+			i++
+		}
+		if i >= len(buf) {
 			if !s.more() {
 				return nil, s.fail("unterminated string")
 			}
+			continue
 		}
-		switch s.buf[s.pos+i] {
-		case '\\':
-			escaped = true
-			i++ // skip the escaped byte; a \u's hex digits are plain bytes
-			for s.pos+i >= s.end {
-				if !s.more() {
-					return nil, s.fail("unterminated string")
-				}
-			}
-		case '"':
-			raw := s.buf[s.pos : s.pos+i]
+		switch c := buf[i]; {
+		case c == '"':
+			raw := buf[:i]
 			s.pos += i + 1
-			if !escaped {
+			if !special && (!nonASCII || utf8.Valid(raw)) {
 				return raw, nil
 			}
 			return s.unescape(raw)
+		case c == '\\':
+			special = true
+			i += 2 // the escaped byte too; a \u's hex digits are plain bytes
+		case c < 0x20:
+			special = true
+			i++
+		default:
+			nonASCII = true
+			i++
 		}
 	}
 }
 
-// unescape decodes a string with escapes (rare in label values) through encoding/json.
+// stringSpecial reports whether a string byte needs a look: its end, an escape, a control
+// character or a byte of a multi-byte character.
+func stringSpecial(c byte) bool { return c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf }
+
+// unescape decodes a string with escapes (rare in label values) or other special bytes through
+// encoding/json.
 func (s *scanner) unescape(raw []byte) ([]byte, error) {
 	s.scratch = append(append(append(s.scratch[:0], '"'), raw...), '"')
 	var v string
 	if err := json.Unmarshal(s.scratch, &v); err != nil {
-		return nil, s.fail("bad string escape: %v", err)
+		return nil, s.fail("bad string: %v", err)
 	}
 	s.scratch = append(s.scratch[:0], v...)
 	return s.scratch, nil
 }
 
-// number reads a number's bytes; it checks only which bytes a number may hold.
+// number reads a number's bytes: a JSON number, as RFC 8259 defines it.
 func (s *scanner) number() ([]byte, error) {
 	if _, ok := s.peek(); !ok {
 		return nil, s.fail("unexpected end of input, want a number")
@@ -167,12 +186,68 @@ func (s *scanner) number() ([]byte, error) {
 }
 
 func (s *scanner) takeNumber(n int) ([]byte, error) {
-	if n == 0 {
-		return nil, s.fail("want a number")
-	}
 	b := s.buf[s.pos : s.pos+n]
+	if !validNumber(b) {
+		if n == 0 {
+			return nil, s.fail("want a number")
+		}
+		return nil, s.fail("malformed number %q", b)
+	}
 	s.pos += n
 	return b, nil
+}
+
+// validNumber reports whether b is a JSON number: an optional minus, an integer part without
+// leading zeros, an optional fraction and an optional exponent, each with at least one digit.
+func validNumber(b []byte) bool {
+	i, ok := 0, false
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i, ok = integerPart(b, i); !ok {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		if i, ok = someDigits(b, i+1); !ok {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i, ok = someDigits(b, i); !ok {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// integerPart reads a JSON number's integer part at i, 0 or digits not starting with 0, and
+// returns the index after it.
+func integerPart(b []byte, i int) (int, bool) {
+	switch {
+	case i < len(b) && b[i] == '0':
+		return i + 1, true
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		return skipDigits(b, i), true
+	}
+	return i, false
+}
+
+// someDigits reads one or more digits at i and returns the index after them.
+func someDigits(b []byte, i int) (int, bool) {
+	j := skipDigits(b, i)
+	return j, j > i
+}
+
+// skipDigits returns the index of the first byte at or after i that is not a digit.
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // literal consumes one of the words true, false and null.
@@ -220,9 +295,10 @@ func (s *scanner) skip() error {
 // object reads an object, calling field with each key; field must consume the key's value, and
 // may not keep key past its first read.
 func (s *scanner) object(field func(key []byte) error) error {
-	if err := s.expect('{'); err != nil {
+	if err := s.open('{'); err != nil {
 		return err
 	}
+	defer s.close()
 	if c, ok := s.peek(); ok && c == '}' {
 		s.pos++
 		return nil
@@ -256,15 +332,30 @@ func (s *scanner) object(field func(key []byte) error) error {
 
 // array reads an array, calling elem for each element, which elem must consume.
 func (s *scanner) array(elem func() error) error {
-	if err := s.expect('['); err != nil {
+	if err := s.open('['); err != nil {
 		return err
 	}
+	defer s.close()
 	if c, ok := s.peek(); ok && c == ']' {
 		s.pos++
 		return nil
 	}
 	return s.elements(']', elem)
 }
+
+// open consumes c, the '{' or '[' that opens an object or array, counting the nesting; close
+// ends it.
+func (s *scanner) open(c byte) error {
+	if err := s.expect(c); err != nil {
+		return err
+	}
+	if s.depth++; s.depth > maxDepth {
+		return s.fail("nested more than %d deep", maxDepth)
+	}
+	return nil
+}
+
+func (s *scanner) close() { s.depth-- }
 
 // elements reads the elements of a non-empty array whose '[' has been read.
 func (s *scanner) elements(closing byte, elem func() error) error {

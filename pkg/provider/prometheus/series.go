@@ -23,6 +23,16 @@ type shapeSet struct {
 // value.
 type labelPair struct{ n0, n1, v1 int }
 
+// data reads the value of "data" of a series answer: null or an array of series. Given twice,
+// the last counts.
+func (k *shapeSet) data(s *scanner) error {
+	k.seen, k.out = nil, nil
+	if null, err := s.isNull(); null || err != nil {
+		return err
+	}
+	return s.array(func() error { return k.series(s) })
+}
+
 // series reads one series object and keeps it if its shape is new.
 func (k *shapeSet) series(s *scanner) error {
 	k.arena, k.pairs = k.arena[:0], k.pairs[:0]
@@ -48,7 +58,17 @@ func (k *shapeSet) series(s *scanner) error {
 // add keeps the series just read if it has a name and a new shape.
 func (k *shapeSet) add() {
 	a := k.arena
-	slices.SortFunc(k.pairs, func(x, y labelPair) int { return bytes.Compare(a[x.n0:x.n1], a[y.n0:y.n1]) })
+	// A label given twice counts with its last value, as encoding/json decodes it: sorted
+	// stably, the last of a run of equal names is kept.
+	slices.SortStableFunc(k.pairs, func(x, y labelPair) int { return bytes.Compare(a[x.n0:x.n1], a[y.n0:y.n1]) })
+	kept := k.pairs[:0]
+	for i, p := range k.pairs {
+		if i+1 < len(k.pairs) && bytes.Equal(a[p.n0:p.n1], a[k.pairs[i+1].n0:k.pairs[i+1].n1]) {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	k.pairs = kept
 	var name []byte
 	k.key = k.key[:0]
 	for _, p := range k.pairs {

@@ -24,25 +24,59 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestBearerTokenFileIsReReadWhenItChanges(t *testing.T) {
-	srv, seen := fakeProm(t, "", nil)
-	token := writeFile(t, "token", "first\n")
-	o := optionsFor(srv.URL)
-	o.BearerTokenFile = token
-	c := newTestClient(t, o, nil)
-
-	var got []string
-	for _, content := range []string{"first\n", "rotated"} {
-		if err := os.WriteFile(token, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Query(t.Context(), "up", time.Time{}); err != nil {
-			t.Fatalf("Query() = %v", err)
-		}
-		got = append(got, (<-seen).header.Get("Authorization"))
+func TestCredentialFilesAreReReadOnEveryRequest(t *testing.T) {
+	tests := []struct {
+		name   string
+		set    func(o *Options, file string)
+		header string
+		want   []string
+	}{{
+		name:   "a rotated bearer token is sent at the next request",
+		set:    func(o *Options, file string) { o.BearerTokenFile = file },
+		header: "Authorization",
+		want:   []string{"Bearer first", "Bearer rotated"},
+	}, {
+		name:   "a header file's new content is sent at the next request, trimmed",
+		set:    func(o *Options, file string) { o.HeaderFiles = []string{"X-Scope-OrgID=" + file} },
+		header: "X-Scope-OrgID",
+		want:   []string{"first", "rotated"},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, seen := fakeProm(t, "", nil)
+			file := writeFile(t, "secret", "first\n")
+			o := optionsFor(srv.URL)
+			tc.set(o, file)
+			c := newTestClient(t, o, nil)
+			var got []string
+			for _, content := range []string{"first\n", "  rotated  "} {
+				if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.Query(t.Context(), "up", time.Time{}); err != nil {
+					t.Fatalf("Query() = %v", err)
+				}
+				got = append(got, (<-seen).header.Get(tc.header))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s headers (-want +got):\n%s", tc.header, diff)
+			}
+		})
 	}
-	if diff := cmp.Diff([]string{"Bearer first", "Bearer rotated"}, got); diff != "" {
-		t.Errorf("Authorization headers (-want +got):\n%s", diff)
+}
+
+func TestAHeaderFileThatIsGoneFailsTheCallNamingTheFile(t *testing.T) {
+	srv, _ := fakeProm(t, "", nil)
+	secret := writeFile(t, "org", "tenant-a\n")
+	o := optionsFor(srv.URL)
+	o.HeaderFiles = []string{"X-Scope-OrgID=" + secret}
+	c := newTestClient(t, o, nil)
+	if err := os.Remove(secret); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Query(t.Context(), "up", time.Time{})
+	if err == nil || !strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "tenant-a") {
+		t.Errorf("Query() with the header file gone = %v, want an error naming the file and not its last value", err)
 	}
 }
 

@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/podpilot/podpilot/pkg/podcache"
 	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
@@ -56,11 +58,17 @@ const (
 
 func compileRules(t *testing.T) *rules.ResourceQueries {
 	t.Helper()
-	cfg, err := rules.Load([]byte(testRules))
+	return compileRulesFrom(t, testRules)
+}
+
+// compileRulesFrom compiles the resource rules of a rule file.
+func compileRulesFrom(t *testing.T, file string) *rules.ResourceQueries {
+	t.Helper()
+	cfg, err := rules.Load([]byte(file))
 	if err != nil {
 		t.Fatalf("load rules: %v", err)
 	}
-	set, err := rules.Compile(cfg, rules.StaticMapper())
+	set, err := rules.Compile(cfg, rules.StaticMapper(), rules.Limits{})
 	if err != nil {
 		t.Fatalf("compile rules: %v", err)
 	}
@@ -109,11 +117,21 @@ func object(ns, name string, lbls map[string]string) *metav1.PartialObjectMetada
 	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbls}}
 }
 
-func lister(t *testing.T, resource string, objs ...*metav1.PartialObjectMetadata) cache.GenericLister {
+// lister is a lister of objs as the shared caches hold them: nodes as metadata, pods as
+// *podcache.Pod in phase Running unless phases names another phase for the pod's name.
+func lister(t *testing.T, resource string, phases map[string]corev1.PodPhase, objs ...*metav1.PartialObjectMetadata) cache.GenericLister {
 	t.Helper()
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	for _, o := range objs {
-		if err := indexer.Add(o); err != nil {
+		var obj any = o
+		if resource == "pods" {
+			phase, ok := phases[o.Name]
+			if !ok {
+				phase = corev1.PodRunning
+			}
+			obj = &podcache.Pod{Name: o.Name, Namespace: o.Namespace, Labels: o.Labels, Phase: phase}
+		}
+		if err := indexer.Add(obj); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -126,6 +144,8 @@ type fixture struct {
 	rules *rules.ResourceQueries // nil: no resource rules in force
 	pods  []*metav1.PartialObjectMetadata
 	nodes []*metav1.PartialObjectMetadata
+	// phases are the pods' phases by name; Running when absent.
+	phases map[string]corev1.PodPhase
 }
 
 func (f fixture) provider(t *testing.T) *Provider {
@@ -133,8 +153,8 @@ func (f fixture) provider(t *testing.T) *Provider {
 	p, err := New(Config{
 		Prometheus: f.prom,
 		Rules:      func() *rules.ResourceQueries { return f.rules },
-		Pods:       lister(t, "pods", f.pods...),
-		Nodes:      lister(t, "nodes", f.nodes...),
+		Pods:       lister(t, "pods", f.phases, f.pods...),
+		Nodes:      lister(t, "nodes", nil, f.nodes...),
 		Clock:      testingclock.NewFakePassiveClock(testNow),
 	})
 	if err != nil {

@@ -51,8 +51,8 @@ func (s *nodeStorage) NewList() runtime.Object { return &metrics.NodeMetricsList
 // Get implements rest.Getter with one query per resource for the node; a node without samples
 // is a 404.
 func (s *nodeStorage) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
-	req := rules.ObjectRequest{Resource: nodesResource(), Names: []string{name}}
-	items, err := s.p.nodeMetrics(ctx, usageRequest{req: req, keep: map[string]struct{}{name: {}}})
+	req := rules.ObjectRequest{Resource: nodesResource()}
+	items, err := s.p.nodeMetrics(ctx, usageRequest{req: req, names: []string{name}})
 	if err != nil {
 		return nil, statusError(fmt.Sprintf("metrics of node %s", name), err)
 	}
@@ -69,14 +69,14 @@ func (s *nodeStorage) Get(ctx context.Context, name string, _ *metav1.GetOptions
 func (s *nodeStorage) List(ctx context.Context, opts *metainternalversion.ListOptions) (runtime.Object, error) {
 	lsel, fsel := listSelectors(opts)
 	what := fmt.Sprintf("metrics of nodes matching %q", lsel.String())
-	byNS, err := namesByNamespace(s.p.nodes, "", lsel)
+	byNS, err := namesByNamespace(s.p.nodes, "", lsel, nil)
 	if err != nil {
 		return nil, statusError(what, err)
 	}
 	if len(byNS[""]) == 0 {
 		return &metrics.NodeMetricsList{Items: []metrics.NodeMetrics{}}, nil
 	}
-	items, err := s.p.nodeMetrics(ctx, namesRequest(rules.ObjectRequest{Resource: nodesResource()}, byNS[""]))
+	items, err := s.p.nodeMetrics(ctx, usageRequest{req: rules.ObjectRequest{Resource: nodesResource()}, names: byNS[""]})
 	if err != nil {
 		return nil, statusError(what, err)
 	}

@@ -26,9 +26,10 @@ func listSelectors(opts *metainternalversion.ListOptions) (labels.Selector, fiel
 	return lsel, fsel
 }
 
-// namesByNamespace lists the objects matching sel from lister, in namespace (empty for every
-// namespace or a cluster-scoped resource), and returns their sorted names by namespace.
-func namesByNamespace(lister cache.GenericLister, namespace string, sel labels.Selector) (map[string][]string, error) {
+// namesByNamespace lists the objects matching sel (and keep, when not nil) from lister, in
+// namespace (empty for every namespace or a cluster-scoped resource), and returns their sorted
+// names by namespace.
+func namesByNamespace(lister cache.GenericLister, namespace string, sel labels.Selector, keep func(runtime.Object) bool) (map[string][]string, error) {
 	var (
 		objs []runtime.Object
 		err  error
@@ -43,6 +44,9 @@ func namesByNamespace(lister cache.GenericLister, namespace string, sel labels.S
 	}
 	out := map[string][]string{}
 	for _, obj := range objs {
+		if keep != nil && !keep(obj) {
+			continue
+		}
 		m, err := apimeta.Accessor(obj)
 		if err != nil {
 			return nil, fmt.Errorf("list objects matching %q: %w", sel.String(), err)

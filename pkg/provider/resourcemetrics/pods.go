@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/metrics/pkg/apis/metrics"
 
+	"github.com/podpilot/podpilot/pkg/podcache"
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
 
@@ -54,14 +55,22 @@ func (s *podStorage) GetSingularName() string { return "" }
 // NewList implements rest.Lister.
 func (s *podStorage) NewList() runtime.Object { return &metrics.PodMetricsList{} }
 
-// Get implements rest.Getter with one query per resource for the pod; a pod without samples is
-// a 404.
+// Get implements rest.Getter with one query per resource for the pod; a pod that the lister
+// does not hold in phase Running, or without samples, is a 404.
 func (s *podStorage) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
 	ns := genericapirequest.NamespaceValue(ctx)
-	req := rules.ObjectRequest{Resource: podsResource(), Namespace: ns, Names: []string{name}}
-	items, err := s.p.podMetrics(ctx, usageRequest{req: req, keep: map[string]struct{}{name: {}}})
+	what := fmt.Sprintf("metrics of pod %s", klog.KRef(ns, name).String())
+	obj, err := s.p.pods.ByNamespace(ns).Get(name)
+	switch {
+	case apierrors.IsNotFound(err) || err == nil && !running(obj):
+		return nil, apierrors.NewNotFound(metrics.Resource("podmetrics"), name)
+	case err != nil:
+		return nil, statusError(what, err)
+	}
+	req := rules.ObjectRequest{Resource: podsResource(), Namespace: ns}
+	items, err := s.p.podMetrics(ctx, usageRequest{req: req, names: []string{name}})
 	if err != nil {
-		return nil, statusError(fmt.Sprintf("metrics of pod %s", klog.KRef(ns, name).String()), err)
+		return nil, statusError(what, err)
 	}
 	if len(items) == 0 {
 		return nil, apierrors.NewNotFound(metrics.Resource("podmetrics"), name)
@@ -69,11 +78,13 @@ func (s *podStorage) Get(ctx context.Context, name string, _ *metav1.GetOptions)
 	return &items[0], nil
 }
 
-// List implements rest.Lister. A namespace without a label selector is one query per resource
-// for every pod in it (AllObjects), filtered by the pods the lister has (a pod deleted a moment
-// ago is not listed while its series are still in the window); a label selector, or every namespace, takes
-// the pod names from the pod lister and queries each namespace by name. The field selector
-// (metadata.name, metadata.namespace) filters the result. Pods without samples are left out.
+// List implements rest.Lister. The pods are those the lister holds in phase Running, as in
+// prometheus-adapter and metrics-server (a pod deleted a moment ago, or Pending, Succeeded or
+// Failed, is not listed while its series are still in the window). A namespace without a label
+// selector is one query per resource for every pod in it (AllObjects) when the rules are
+// separable, filtered by those pods; a label selector, or every namespace, queries each
+// namespace by name (see usageRequest.request). The field selector (metadata.name,
+// metadata.namespace) filters the result. Pods without samples are left out.
 func (s *podStorage) List(ctx context.Context, opts *metainternalversion.ListOptions) (runtime.Object, error) {
 	ns := genericapirequest.NamespaceValue(ctx)
 	lsel, fsel := listSelectors(opts)
@@ -100,26 +111,26 @@ func (s *podStorage) List(ctx context.Context, opts *metainternalversion.ListOpt
 	return out, nil
 }
 
-// namespacePodMetrics queries every pod of namespace and keeps the pods the lister has.
+// namespacePodMetrics queries every running pod of namespace.
 func (p *Provider) namespacePodMetrics(ctx context.Context, namespace string) ([]metrics.PodMetrics, error) {
-	byNS, err := namesByNamespace(p.pods, namespace, labels.Everything())
+	byNS, err := namesByNamespace(p.pods, namespace, labels.Everything(), running)
 	if err != nil {
 		return nil, err
 	}
-	req := rules.ObjectRequest{Resource: podsResource(), Namespace: namespace, AllObjects: true}
-	return p.podMetrics(ctx, usageRequest{req: req, keep: keepSet(byNS[namespace])})
+	req := rules.ObjectRequest{Resource: podsResource(), Namespace: namespace}
+	return p.podMetrics(ctx, usageRequest{req: req, names: byNS[namespace], everything: true})
 }
 
-// listedPodMetrics queries the pods the lister has for sel, namespace by namespace.
+// listedPodMetrics queries the running pods the lister has for sel, namespace by namespace.
 func (p *Provider) listedPodMetrics(ctx context.Context, namespace string, sel labels.Selector) ([]metrics.PodMetrics, error) {
-	byNS, err := namesByNamespace(p.pods, namespace, sel)
+	byNS, err := namesByNamespace(p.pods, namespace, sel, running)
 	if err != nil {
 		return nil, err
 	}
 	var items []metrics.PodMetrics
 	for _, ns := range sortedKeys(byNS) {
 		req := rules.ObjectRequest{Resource: podsResource(), Namespace: ns}
-		nsItems, err := p.podMetrics(ctx, namesRequest(req, byNS[ns]))
+		nsItems, err := p.podMetrics(ctx, usageRequest{req: req, names: byNS[ns]})
 		if err != nil {
 			return nil, err
 		}
@@ -162,6 +173,13 @@ func (p *Provider) podMetrics(ctx context.Context, ur usageRequest) ([]metrics.P
 		items = append(items, *pm)
 	}
 	return items, nil
+}
+
+// running reports whether a pod from the lister (a *podcache.Pod, or a *corev1.Pod) is in phase
+// Running; anything else is not served.
+func running(obj runtime.Object) bool {
+	pod, ok := podcache.Of(obj)
+	return ok && pod.Phase == corev1.PodRunning
 }
 
 // podUsage sums the usage of a pod's containers, for tables.

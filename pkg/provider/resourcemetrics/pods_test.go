@@ -76,12 +76,15 @@ func TestListPodMetrics(t *testing.T) {
 		object("other", "q1", map[string]string{"app": "a"}),
 	}
 	gone := model.Vector{sample(0.5, ts, "pod", "deleted", "container", "app")}
+	pending := model.Vector{sample(0.5, ts, "pod", "init", "container", "setup")}
 	cases := []struct {
 		name      string
 		namespace string
 		opts      *metainternalversion.ListOptions
-		vectors   map[string]model.Vector
-		want      []metrics.PodMetrics
+		// rules are the resource rules; testRules when empty.
+		rules   string
+		vectors map[string]model.Vector
+		want    []metrics.PodMetrics
 		// wantQuery is in every query made; wantQueries is how many were made.
 		wantQuery   string
 		wantQueries int
@@ -95,6 +98,16 @@ func TestListPodMetrics(t *testing.T) {
 			name:      "a namespace without a label selector leaves out a pod the lister no longer has",
 			namespace: "ns", vectors: map[string]model.Vector{podCPU: append(seedPodVectors(ts)[podCPU], gone...), podMemory: seedPodVectors(ts)[podMemory]},
 			want: []metrics.PodMetrics{p1, p2}, wantQuery: `namespace="ns",pod!=""`, wantQueries: 2,
+		},
+		{
+			name:      "a pod that is not Running (here Pending, with init container samples) is not listed, as in prometheus-adapter and metrics-server",
+			namespace: "ns", vectors: map[string]model.Vector{podCPU: append(seedPodVectors(ts)[podCPU], pending...), podMemory: seedPodVectors(ts)[podMemory]},
+			want: []metrics.PodMetrics{p1, p2}, wantQuery: `namespace="ns",pod!=""`, wantQueries: 2,
+		},
+		{
+			name:      "a namespace is asked by pod name when a container query is not separable (it reads .LabelValuesByName)",
+			namespace: "ns", rules: strings.ReplaceAll(testRules, `container!="",<<.LabelMatchers>>`, `namespace="ns",container!="",pod=~"<<index .LabelValuesByName "pod">>"`),
+			vectors: seedPodVectors(ts), want: []metrics.PodMetrics{p1, p2}, wantQuery: `pod=~"p1|p2"`, wantQueries: 2,
 		},
 		{
 			name:      "a label selector queries the lister's matching pods by name and drops other pods in the result",
@@ -163,7 +176,12 @@ func TestListPodMetrics(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			prom := &fakeProm{vectors: tc.vectors}
-			s := &podStorage{p: fixture{prom: prom, rules: compileRules(t), pods: pods}.provider(t)}
+			rq := compileRules(t)
+			if tc.rules != "" {
+				rq = compileRulesFrom(t, tc.rules)
+			}
+			phases := map[string]corev1.PodPhase{"init": corev1.PodPending}
+			s := &podStorage{p: fixture{prom: prom, rules: rq, pods: append(pods, object("ns", "init", nil)), phases: phases}.provider(t)}
 			ctx := genericapirequest.WithNamespace(t.Context(), tc.namespace)
 			obj, err := s.List(ctx, tc.opts)
 			if err != nil {
@@ -193,26 +211,35 @@ func nan() float64 {
 func TestGetPodMetrics(t *testing.T) {
 	ts := testNow.Add(-10 * time.Second)
 	cases := []struct {
-		name      string
-		pod       string
-		err       error
-		rulesGone bool
-		want      *metrics.PodMetrics
-		wantCode  int
-		wantFrag  []string
+		name        string
+		pod         string
+		err         error
+		rulesGone   bool
+		want        *metrics.PodMetrics
+		wantCode    int
+		wantFrag    []string
+		wantQueries int
 	}{
 		{
 			name: "a pod is one query per resource by its name",
-			pod:  "p2", want: ptr(podMetrics("ns", "p2", ts, container("app", "1500m", "512Mi"))), wantCode: http.StatusOK,
+			pod:  "p2", want: ptr(podMetrics("ns", "p2", ts, container("app", "1500m", "512Mi"))), wantCode: http.StatusOK, wantQueries: 2,
 		},
 		{
 			name: "a pod without samples is a 404 naming it",
+			pod:  "p3", wantCode: http.StatusNotFound, wantFrag: []string{`podmetrics.metrics.k8s.io "p3" not found`}, wantQueries: 2,
+		},
+		{
+			name: "a pod the lister does not hold is a 404 without a query",
 			pod:  "missing", wantCode: http.StatusNotFound, wantFrag: []string{`podmetrics.metrics.k8s.io "missing" not found`},
+		},
+		{
+			name: "a pod that is not Running is a 404 without a query, as in prometheus-adapter and metrics-server",
+			pod:  "init", wantCode: http.StatusNotFound, wantFrag: []string{`podmetrics.metrics.k8s.io "init" not found`},
 		},
 		{
 			name: "Prometheus unavailable is a 503 with the cause, not an empty usage",
 			pod:  "p1", err: fmt.Errorf("query: %w: connection refused", prometheus.ErrUnavailable),
-			wantCode: http.StatusServiceUnavailable, wantFrag: []string{"metrics of pod ns/p1", "connection refused"},
+			wantCode: http.StatusServiceUnavailable, wantFrag: []string{"metrics of pod ns/p1", "connection refused"}, wantQueries: 1,
 		},
 		{
 			name: "resource rules removed by a reload is a 503",
@@ -223,13 +250,17 @@ func TestGetPodMetrics(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			prom := &fakeProm{vectors: onlyPod(seedPodVectors(ts), "p2"), err: tc.err}
-			f := fixture{prom: prom, rules: compileRules(t)}
+			f := fixture{prom: prom, rules: compileRules(t), phases: map[string]corev1.PodPhase{"init": corev1.PodPending},
+				pods: []*metav1.PartialObjectMetadata{object("ns", "p1", nil), object("ns", "p2", nil), object("ns", "p3", nil), object("ns", "init", nil)}}
 			if tc.rulesGone {
 				f.rules = nil
 			}
 			s := &podStorage{p: f.provider(t)}
 			obj, err := s.Get(genericapirequest.WithNamespace(t.Context(), "ns"), tc.pod, &metav1.GetOptions{})
 			checkStatus(t, err, tc.wantCode, tc.wantFrag...)
+			if len(prom.queries) != tc.wantQueries {
+				t.Errorf("queries = %q, want %d", prom.queries, tc.wantQueries)
+			}
 			if tc.want == nil {
 				return
 			}
@@ -260,7 +291,7 @@ func ptr[T any](v T) *T { return &v }
 
 func TestListPodMetricsErrors(t *testing.T) {
 	prom := &fakeProm{err: fmt.Errorf("query: %w: timeout", prometheus.ErrUnavailable)}
-	s := &podStorage{p: fixture{prom: prom, rules: compileRules(t)}.provider(t)}
+	s := &podStorage{p: fixture{prom: prom, rules: compileRules(t), pods: []*metav1.PartialObjectMetadata{object("ns", "p1", nil)}}.provider(t)}
 	_, err := s.List(genericapirequest.WithNamespace(t.Context(), "ns"), nil)
 	checkStatus(t, err, http.StatusServiceUnavailable, `pods matching "" in namespace "ns"`, "timeout")
 }

@@ -28,9 +28,9 @@ type Config struct {
 	// Provider.ResourceQueries, so that rule file reloads apply. While it returns nil (the
 	// resourceRules were removed from the file) requests answer 503.
 	Rules func() *rules.ResourceQueries
-	// Pods lists pod metadata (a metadata informer's lister); it resolves label selectors and
-	// the namespaces of an all-namespaces list. A list of one namespace without a label selector
-	// does not use it.
+	// Pods lists the pods as the shared pod cache holds them (*podcache.Pod, or *corev1.Pod):
+	// only those in phase Running are served. It resolves label selectors and the namespaces of
+	// an all-namespaces list.
 	Pods cache.GenericLister
 	// Nodes lists node metadata; it resolves label selectors.
 	Nodes cache.GenericLister

@@ -24,10 +24,28 @@ func nodesResource() schema.GroupResource { return schema.GroupResource{Resource
 
 // usageRequest is one fetch: the rules' container queries for pods or node queries for nodes.
 type usageRequest struct {
-	// req is the object request; req.Resource is pods or nodes.
+	// req is the object request without its objects; req.Resource is pods or nodes.
 	req rules.ObjectRequest
-	// keep filters the objects by name; nil keeps every object in the result.
-	keep map[string]struct{}
+	// names are the objects asked for, sorted; the result keeps only them.
+	names []string
+	// everything is set when names are every object of the resource in the namespace, so that
+	// a separable query may ask for every object at once.
+	everything bool
+}
+
+// request is ur's object request for query q: by name, as prometheus-adapter asks, or, for a
+// separable query (rules.ResourceQuery.Separable), every object at once (`pod!=""`) when the
+// names are everything or past rules.MaxNamesMatcherBytes, the result then filtered by name.
+// This keeps each request to one bounded query per resource without changing an answer.
+func (ur usageRequest) request(q *rules.ResourceQuery) rules.ObjectRequest {
+	req := ur.req
+	wide := ur.everything || rules.NamesMatcherBytes(ur.names) > rules.MaxNamesMatcherBytes
+	if wide && q.Separable(req.Resource) == nil {
+		req.AllObjects = true
+	} else {
+		req.Names = ur.names
+	}
+	return req
 }
 
 // usageKey is an object and, for pods, one of its containers.
@@ -71,8 +89,12 @@ func memoryQuantity(bytes float64) resource.Quantity {
 // samples for; a consumer such as the HPA treats a missing one as missing data.
 func (p *Provider) fetch(ctx context.Context, rq *rules.ResourceQueries, ur usageRequest) (map[usageKey]*usage, error) {
 	out := map[usageKey]*usage{}
+	if len(ur.names) == 0 {
+		return out, nil
+	}
+	keep := keepSet(ur.names)
 	for _, spec := range resourceSpecs(rq) {
-		q, err := renderQuery(spec.query, ur.req)
+		q, err := renderQuery(spec.query, ur.request(spec.query))
 		if err != nil {
 			return nil, fmt.Errorf("%s query for %s: %w", spec.name, ur.req.Resource.String(), err)
 		}
@@ -82,7 +104,7 @@ func (p *Provider) fetch(ctx context.Context, rq *rules.ResourceQueries, ur usag
 		}
 		klog.FromContext(ctx).V(5).Info("Queried resource metric", "resource", spec.name,
 			"objects", ur.req.Resource.String(), "namespace", ur.req.Namespace, "query", q, "samples", len(vec))
-		if err := addSamples(out, spec, ur, vec); err != nil {
+		if err := addSamples(out, spec, ur.req.Resource, keep, vec); err != nil {
 			return nil, err
 		}
 	}
@@ -101,13 +123,13 @@ func renderQuery(q *rules.ResourceQuery, req rules.ObjectRequest) (string, error
 // container) label, of objects not kept, or with an infinite value are skipped. A NaN or
 // negative sample counts as 0 with its own timestamp, as prometheus-adapter does: a counter
 // reset or an empty rate window is usage 0, not a missing object.
-func addSamples(out map[usageKey]*usage, spec resourceSpec, ur usageRequest, vec model.Vector) error {
-	label, err := spec.query.LabelForResource(ur.req.Resource)
+func addSamples(out map[usageKey]*usage, spec resourceSpec, resource schema.GroupResource, keep map[string]struct{}, vec model.Vector) error {
+	label, err := spec.query.LabelForResource(resource)
 	if err != nil {
-		return fmt.Errorf("%s label for %s: %w", spec.name, ur.req.Resource.String(), err)
+		return fmt.Errorf("%s label for %s: %w", spec.name, resource.String(), err)
 	}
 	containerLabel := ""
-	if ur.req.Resource == podsResource() {
+	if resource == podsResource() {
 		containerLabel = spec.query.ContainerLabel()
 	}
 	for _, s := range vec {
@@ -119,7 +141,7 @@ func addSamples(out map[usageKey]*usage, spec resourceSpec, ur usageRequest, vec
 		if key.object == "" || (containerLabel != "" && key.container == "") || math.IsInf(v, 0) {
 			continue
 		}
-		if _, ok := ur.keep[key.object]; ur.keep != nil && !ok {
+		if _, ok := keep[key.object]; !ok {
 			continue
 		}
 		ts := s.Timestamp.Time()
@@ -157,19 +179,6 @@ func objectNames(found map[usageKey]*usage) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// namesRequest fills req with names, the metricsapi policy: by name when the names matcher fits
-// rules.MaxNamesMatcherBytes, otherwise every object with the result filtered by name in memory,
-// so that each request is one bounded query per resource.
-func namesRequest(req rules.ObjectRequest, names []string) usageRequest {
-	keep := keepSet(names)
-	if rules.NamesMatcherBytes(names) <= rules.MaxNamesMatcherBytes {
-		req.Names = names
-	} else {
-		req.AllObjects = true
-	}
-	return usageRequest{req: req, keep: keep}
 }
 
 // keepSet is the set of names, for usageRequest.keep.

@@ -9,7 +9,7 @@ import (
 
 func benchRules(b *testing.B) *RuleSet {
 	b.Helper()
-	set, err := Compile(Default(), StaticMapper())
+	set, err := Compile(Default(), StaticMapper(), Limits{})
 	if err != nil {
 		b.Fatal(err)
 	}

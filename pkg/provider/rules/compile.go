@@ -2,7 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"text/template"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -29,25 +28,44 @@ type ResourceQueries struct {
 	Window time.Duration
 }
 
+// DefaultMaxQueryBytes is the default of Limits.MaxQueryBytes: far above what any separable rule
+// renders for a sane metric selector (a few hundred bytes), and room for about 6,000 object names
+// for a rule that is not separable.
+const DefaultMaxQueryBytes = 256 << 10
+
+// Limits bound what a compiled rule set renders.
+type Limits struct {
+	// MaxQueryBytes is the most bytes a rendered query may have; a request whose query would be
+	// longer fails with ErrQueryTooLarge. 0 means DefaultMaxQueryBytes.
+	MaxQueryBytes int
+}
+
+func (l Limits) maxQueryBytes() int {
+	if l.MaxQueryBytes <= 0 {
+		return DefaultMaxQueryBytes
+	}
+	return l.MaxQueryBytes
+}
+
 // ResourceQuery is one compiled resource-metric rule (cpu or memory).
 type ResourceQuery struct {
-	container      *template.Template
-	node           *template.Template
+	container      *compiledQuery
+	node           *compiledQuery
 	resources      *resourceMapping
 	containerLabel string
 }
 
 // Compile validates cfg and compiles it; mapper normalizes resource overrides and template
-// labels (pass the provider's RESTMapper, or StaticMapper offline). All errors are returned,
-// each naming its field path.
-func Compile(cfg *Config, mapper ResourceMapper) (*RuleSet, error) {
+// labels (pass the provider's RESTMapper, or StaticMapper offline), and limits bound the queries
+// the rules render. All errors are returned, each naming its field path.
+func Compile(cfg *Config, mapper ResourceMapper, limits Limits) (*RuleSet, error) {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return nil, fmt.Errorf("invalid rule file: %w", errs.ToAggregate())
 	}
 	var errs field.ErrorList
 	set := &RuleSet{}
 	for i, rc := range cfg.Rules {
-		r, err := compileRule(rc, mapper, false)
+		r, err := compileRule(rc, mapper, false, limits)
 		if err != nil {
 			errs = append(errs, field.Invalid(field.NewPath("rules").Index(i), rc.SeriesQuery, err.Error()))
 			continue
@@ -55,7 +73,7 @@ func Compile(cfg *Config, mapper ResourceMapper) (*RuleSet, error) {
 		set.Custom = append(set.Custom, r)
 	}
 	for i, rc := range cfg.ExternalRules {
-		r, err := compileRule(rc, mapper, true)
+		r, err := compileRule(rc, mapper, true, limits)
 		if err != nil {
 			errs = append(errs, field.Invalid(field.NewPath("externalRules").Index(i), rc.SeriesQuery, err.Error()))
 			continue
@@ -66,10 +84,10 @@ func Compile(cfg *Config, mapper ResourceMapper) (*RuleSet, error) {
 		set.Resource = &ResourceQueries{Window: time.Duration(rr.Window)}
 		var err error
 		path := field.NewPath("resourceRules")
-		if set.Resource.CPU, err = compileResourceRule(rr.CPU, mapper); err != nil {
+		if set.Resource.CPU, err = compileResourceRule(rr.CPU, mapper, limits); err != nil {
 			errs = append(errs, field.Invalid(path.Child("cpu"), "", err.Error()))
 		}
-		if set.Resource.Memory, err = compileResourceRule(rr.Memory, mapper); err != nil {
+		if set.Resource.Memory, err = compileResourceRule(rr.Memory, mapper, limits); err != nil {
 			errs = append(errs, field.Invalid(path.Child("memory"), "", err.Error()))
 		}
 	}
@@ -79,16 +97,16 @@ func Compile(cfg *Config, mapper ResourceMapper) (*RuleSet, error) {
 	return set, nil
 }
 
-func compileResourceRule(cfg ResourceRule, mapper ResourceMapper) (*ResourceQuery, error) {
+func compileResourceRule(cfg ResourceRule, mapper ResourceMapper, limits Limits) (*ResourceQuery, error) {
 	rm, err := compileResourceMapping(cfg.Resources, mapper)
 	if err != nil {
 		return nil, fmt.Errorf("resources.%w", err)
 	}
-	container, err := parseQueryTemplate(cfg.ContainerQuery)
+	container, err := compileQuery(cfg.ContainerQuery, limits)
 	if err != nil {
 		return nil, fmt.Errorf("containerQuery: %w", err)
 	}
-	node, err := parseQueryTemplate(cfg.NodeQuery)
+	node, err := compileQuery(cfg.NodeQuery, limits)
 	if err != nil {
 		return nil, fmt.Errorf("nodeQuery: %w", err)
 	}
@@ -109,6 +127,20 @@ func (r *ResourceQuery) NodeQuery(req ObjectRequest) (string, error) {
 
 // ContainerLabel returns the label holding container names in ContainerQuery results.
 func (r *ResourceQuery) ContainerLabel() string { return r.containerLabel }
+
+// Separable returns nil when the query for gr (pods: ContainerQuery, nodes: NodeQuery) may ask
+// for every object at once (ObjectRequest.AllObjects) and be filtered by name without changing
+// any object's value, or an error wrapping ErrNotSeparable that says why not; see separable.go.
+func (r *ResourceQuery) Separable(gr schema.GroupResource) error {
+	label, err := r.resources.labelForResource(gr)
+	if err != nil {
+		return err
+	}
+	if gr == nodesResource() {
+		return r.node.sep.check([]string{label})
+	}
+	return r.container.sep.check([]string{label, r.containerLabel})
+}
 
 // LabelForResource returns the label carrying object names of gr in this rule's results.
 func (r *ResourceQuery) LabelForResource(gr schema.GroupResource) (string, error) {

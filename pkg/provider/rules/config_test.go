@@ -50,7 +50,7 @@ func TestDefaultYAMLEqualsDefault(t *testing.T) {
 	if diff := cmp.Diff(Default(), cfg); diff != "" {
 		t.Errorf("Default() and DefaultYAML differ (-Default +YAML):\n%s", diff)
 	}
-	if _, err := Compile(Default(), StaticMapper()); err != nil {
+	if _, err := Compile(Default(), StaticMapper(), Limits{}); err != nil {
 		t.Errorf("Compile(Default()): %v", err)
 	}
 }

@@ -27,7 +27,7 @@ type fuzzRules struct {
 }
 
 func compileFuzzRules(f *testing.F) fuzzRules {
-	set, err := Compile(Default(), StaticMapper())
+	set, err := Compile(Default(), StaticMapper(), Limits{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func compileFuzzRules(f *testing.F) fuzzRules {
 		SeriesQuery:  `{namespace!="",pod!=""}`,
 		Resources:    ResourceMapping{Template: "<<.Resource>>"},
 		MetricsQuery: spliceQuery,
-	}, StaticMapper(), false)
+	}, StaticMapper(), false, Limits{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -51,6 +51,10 @@ func compileFuzzRules(f *testing.F) fuzzRules {
 	}
 	return out
 }
+
+// maxFuzzInput bounds FuzzSelectorToPromQL's inputs so that even escaped four times over they
+// stay under DefaultMaxQueryBytes.
+const maxFuzzInput = DefaultMaxQueryBytes / 8
 
 // FuzzSelectorToPromQL checks that nothing in a request changes the shape of a query. For one
 // label selector requirement with any operator and hostile values, and for whole requests
@@ -71,6 +75,9 @@ func FuzzSelectorToPromQL(f *testing.F) {
 	ops := []selection.Operator{selection.Equals, selection.DoubleEquals, selection.NotEquals, selection.In,
 		selection.NotIn, selection.Exists, selection.DoesNotExist, selection.GreaterThan, selection.LessThan}
 	f.Fuzz(func(t *testing.T, key string, op uint8, v1, v2, ns, name1, name2 string) {
+		if len(key)+len(v1)+len(v2)+len(ns)+len(name1)+len(name2) > maxFuzzInput {
+			return // may render past the query size limit: TestRenderedQuerySizeIsCapped
+		}
 		checkRequirement(t, key, ops[int(op)%len(ops)], v1, v2)
 		if key == "namespace" || key == "pod" {
 			return // the request's own matchers on these labels are checked below
@@ -239,8 +246,8 @@ func checkRequirement(t *testing.T, key string, operator selection.Operator, v1,
 	assertMatcherInvariants(t, m.String(), map[string][]string{key: values})
 }
 
-// FuzzLoadRules feeds arbitrary rule files to the loader: it never panics, a file it accepts
-// compiles (unless it names a resource the RESTMapper does not know), and every compiled rule renders a hostile request (a quote-and-brace injection in
+// FuzzLoadRules feeds arbitrary rule files to the loader: it never panics (nor does the
+// separability analysis of what it loads), a file it accepts compiles (unless it names a resource the RESTMapper does not know), and every compiled rule renders a hostile request (a quote-and-brace injection in
 // every value) into a query of the same shape as a benign one, or refuses it with a sentinel.
 func FuzzLoadRules(f *testing.F) {
 	f.Add([]byte(DefaultYAML))
@@ -250,13 +257,15 @@ func FuzzLoadRules(f *testing.F) {
 	f.Add([]byte("resourceRules:\n  cpu: {containerQuery: x, nodeQuery: y, resources: {overrides: {node: {resource: node}}}, containerLabel: c}\n  window: 1m\n"))
 	f.Add([]byte("rules: [{seriesQuery: '{', metricsQuery: '<<.Nope>>'}]"))
 	f.Add([]byte("rules:\n- seriesQuery: x\n  metricQuery: typo\n"))
+	f.Add([]byte("rules:\n- seriesQuery: '{pod!=\"\"}'\n  resources: {template: <<.Resource>>}\n" +
+		"  metricsQuery: 'sum(x{<<.LabelMatchers>>}) by (<<.GroupBy>>) / on() group_left() sum(x{pod=~\"<<index .LabelValuesByName \"pod\">>\"}[5m:1m] offset 1m)'\n"))
 	hostile := fuzzRequest{key: "zone", value: `a"} or vector(1) #`, ns: "ns\"`'", names: []string{`p"}`, `q\`}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := Load(data)
 		if err != nil {
 			return
 		}
-		set, err := Compile(cfg, StaticMapper())
+		set, err := Compile(cfg, StaticMapper(), Limits{})
 		if err != nil {
 			// Load cannot know the cluster's resources; only Compile, given a RESTMapper, can
 			// reject an unknown one (the provider then keeps its last good rules). That is the
@@ -267,6 +276,12 @@ func FuzzLoadRules(f *testing.F) {
 			return
 		}
 		for _, r := range set.Custom {
+			// The separability analysis parses whatever the template renders; it must not panic,
+			// and a query for every object fails exactly when it says the rule is not separable.
+			_, allErr := r.Query(ObjectRequest{Series: fuzzSeries, Resource: podsGR, Namespace: "ns", AllObjects: true})
+			if sepErr := r.Separable(podsGR); sepErr == nil && errors.Is(allErr, ErrNotSeparable) {
+				t.Fatalf("rule %+v: separable, but a query for every object fails: %v", r, allErr)
+			}
 			q, err := r.Query(hostile.object())
 			ref, refErr := r.Query(hostile.benign().object())
 			checkSameShape(t, q, err, ref, refErr, r)

@@ -10,13 +10,14 @@ import (
 // so the answer tells when the data behind the rule last changed.
 const lastSampleQuery = `max(timestamp(<<.Series>>{<<.LabelMatchers>>}))`
 
-// lastSampleTemplate parses lastSampleQuery.
-func lastSampleTemplate() (*template.Template, error) {
+// lastSampleQuery parses lastSampleQuery, with the rule's size limit. It is an aggregate over
+// every object requested by design, so requests for every object need no separability check.
+func (r *Rule) lastSampleQuery() (*compiledQuery, error) {
 	tmpl, err := template.New("last-sample").Delims("<<", ">>").Parse(lastSampleQuery)
 	if err != nil {
 		return nil, fmt.Errorf("parse last-sample template: %w", err)
 	}
-	return tmpl, nil
+	return &compiledQuery{tmpl: tmpl, maxBytes: r.query.maxBytes}, nil
 }
 
 // LastSampleQuery renders the PromQL for the time (in seconds since the epoch) of the newest raw
@@ -26,11 +27,11 @@ func (r *Rule) LastSampleQuery(req ObjectRequest) (string, error) {
 	if err := checkSeriesName(req.Series); err != nil {
 		return "", err
 	}
-	tmpl, err := lastSampleTemplate()
+	c, err := r.lastSampleQuery()
 	if err != nil {
 		return "", err
 	}
-	q, err := objectQuery(tmpl, r.resources, req)
+	q, err := objectQuery(c, r.resources, req)
 	if err != nil {
 		return "", fmt.Errorf("last sample: %w", err)
 	}
@@ -40,11 +41,11 @@ func (r *Rule) LastSampleQuery(req ObjectRequest) (string, error) {
 // ExternalLastSampleQuery is LastSampleQuery for an external rule: the newest raw sample of req's
 // series, matched as ExternalQuery matches them.
 func (r *Rule) ExternalLastSampleQuery(req ExternalRequest) (string, error) {
-	tmpl, err := lastSampleTemplate()
+	c, err := r.lastSampleQuery()
 	if err != nil {
 		return "", err
 	}
-	q, err := r.externalQuery(tmpl, req)
+	q, err := r.externalQuery(c, req)
 	if err != nil {
 		return "", fmt.Errorf("last sample: %w", err)
 	}

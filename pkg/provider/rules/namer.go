@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
-	"text/template"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -48,7 +47,7 @@ type Rule struct {
 	nameRe      *regexp.Regexp
 	nameAs      string
 	resources   *resourceMapping
-	query       *template.Template
+	query       *compiledQuery
 	external    bool
 	namespaced  bool
 }
@@ -117,7 +116,7 @@ func (r *Rule) MetricName(series string) (string, bool) {
 }
 
 // compileRule compiles one discovery rule; cfg must have passed Validate.
-func compileRule(cfg DiscoveryRule, mapper ResourceMapper, external bool) (*Rule, error) {
+func compileRule(cfg DiscoveryRule, mapper ResourceMapper, external bool, limits Limits) (*Rule, error) {
 	sel, err := parseSeriesSelector(cfg.SeriesQuery)
 	if err != nil {
 		return nil, fmt.Errorf("seriesQuery: %w", err)
@@ -143,7 +142,7 @@ func compileRule(cfg DiscoveryRule, mapper ResourceMapper, external bool) (*Rule
 	if r.resources, err = compileResourceMapping(cfg.Resources, mapper); err != nil {
 		return nil, fmt.Errorf("resources.%w", err)
 	}
-	if r.query, err = parseQueryTemplate(cfg.MetricsQuery); err != nil {
+	if r.query, err = compileQuery(cfg.MetricsQuery, limits); err != nil {
 		return nil, fmt.Errorf("metricsQuery: %w", err)
 	}
 	return r, nil

@@ -34,7 +34,7 @@ func describeAll(rules []*Rule, s Series) []served {
 
 func mustCompile(t *testing.T, cfg *Config) *RuleSet {
 	t.Helper()
-	set, err := Compile(cfg, StaticMapper())
+	set, err := Compile(cfg, StaticMapper(), Limits{})
 	if err != nil {
 		t.Fatalf("Compile: %v", err)
 	}
@@ -210,7 +210,7 @@ func TestMetricNameDefaults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rule, err := compileRule(DiscoveryRule{SeriesQuery: "{a!=\"\"}", Name: tc.naming, MetricsQuery: "x"}, StaticMapper(), true)
+			rule, err := compileRule(DiscoveryRule{SeriesQuery: "{a!=\"\"}", Name: tc.naming, MetricsQuery: "x"}, StaticMapper(), true, Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -288,7 +288,7 @@ func TestCompileOverrideUnknownToMapperNamesItsRule(t *testing.T) {
 		Resources:    ResourceMapping{Overrides: map[string]GroupResource{"brand": {Group: "cheese.io", Resource: "brand"}}},
 		MetricsQuery: "x",
 	}}}
-	_, err := Compile(cfg, StaticMapper())
+	_, err := Compile(cfg, StaticMapper(), Limits{})
 	if err == nil || !containsAll(err.Error(), "rules[0]", "resources.overrides[brand]", "cheese.io") {
 		t.Errorf("Compile error = %v, want one naming rules[0] resources.overrides[brand]", err)
 	}

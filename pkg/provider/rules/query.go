@@ -3,7 +3,6 @@ package rules
 import (
 	"errors"
 	"fmt"
-	"text/template"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -42,7 +41,7 @@ type ExternalRequest struct {
 
 // objectQuery renders an object query with the given extra group-by labels; it serves custom
 // rules and both resource-rule queries.
-func objectQuery(tmpl *template.Template, rm *resourceMapping, req ObjectRequest, extraGroupBy ...string) (string, error) {
+func objectQuery(c *compiledQuery, rm *resourceMapping, req ObjectRequest, extraGroupBy ...string) (string, error) {
 	if req.Series != "" {
 		if err := checkSeriesName(req.Series); err != nil {
 			return "", err
@@ -73,7 +72,12 @@ func objectQuery(tmpl *template.Template, rm *resourceMapping, req ObjectRequest
 	}
 	ms = append(ms, nm)
 	groupBy := append([]string{resLabel}, extraGroupBy...)
-	q, err := renderQuery(tmpl, queryArgs(req.Series, ms, groupBy))
+	if req.AllObjects && c.sep != nil {
+		if err := c.sep.check(groupBy); err != nil {
+			return "", fmt.Errorf("query every object of %s at once: %w", req.Resource.String(), err)
+		}
+	}
+	q, err := c.render(queryArgs(req.Series, ms, groupBy))
 	if err != nil {
 		return "", fmt.Errorf("render query for series %q on %s: %w", req.Series, req.Resource.String(), err)
 	}
@@ -107,8 +111,8 @@ func (r *Rule) ExternalQuery(req ExternalRequest) (string, error) {
 	return r.externalQuery(r.query, req)
 }
 
-// externalQuery renders tmpl over req's series and matchers.
-func (r *Rule) externalQuery(tmpl *template.Template, req ExternalRequest) (string, error) {
+// externalQuery renders c over req's series and matchers.
+func (r *Rule) externalQuery(c *compiledQuery, req ExternalRequest) (string, error) {
 	if err := checkSeriesName(req.Series); err != nil {
 		return "", err
 	}
@@ -127,11 +131,23 @@ func (r *Rule) externalQuery(tmpl *template.Template, req ExternalRequest) (stri
 		}
 		ms = append(ms, m)
 	}
-	q, err := renderQuery(tmpl, queryArgs(req.Series, ms, nil))
+	q, err := c.render(queryArgs(req.Series, ms, nil))
 	if err != nil {
 		return "", fmt.Errorf("render external query for series %q: %w", req.Series, err)
 	}
 	return q, nil
+}
+
+// Separable returns nil when the query for objects of gr may ask for every object at once
+// (ObjectRequest.AllObjects) and be filtered by name without changing any object's value, or
+// an error wrapping ErrNotSeparable that says why not; see separable.go. Requests that share
+// one query for a namespace need it; the others must name their objects.
+func (r *Rule) Separable(gr schema.GroupResource) error {
+	label, err := r.resources.labelForResource(gr)
+	if err != nil {
+		return err
+	}
+	return r.query.sep.check([]string{label})
 }
 
 // LabelForResource returns the Prometheus label carrying object names of gr, with which the

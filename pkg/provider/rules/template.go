@@ -9,8 +9,14 @@ import (
 	"text/template"
 )
 
-// ErrEmptyQuery is returned when a metricsQuery template renders to nothing.
-var ErrEmptyQuery = errors.New("metrics query template rendered an empty query")
+var (
+	// ErrEmptyQuery is returned when a metricsQuery template renders to nothing.
+	ErrEmptyQuery = errors.New("metrics query template rendered an empty query")
+	// ErrQueryTooLarge is returned when a rendered query is longer than Limits.MaxQueryBytes:
+	// a metric label selector too large, or too many object names for a rule that is not
+	// separable. The server answers 400 Bad Request; the autoscaler holds the replicas.
+	ErrQueryTooLarge = errors.New("query too large")
+)
 
 // QueryArgs are the fields a metricsQuery template sees; they are prometheus-adapter's.
 type QueryArgs struct {
@@ -51,6 +57,38 @@ func parseQueryTemplate(text string) (*template.Template, error) {
 		return nil, err
 	}
 	return tmpl, nil
+}
+
+// compiledQuery is a compiled metricsQuery: its template, whether it is separable, and the
+// limit on the size of what it renders.
+type compiledQuery struct {
+	tmpl *template.Template
+	// sep decides whether requests for every object may use it; nil for podpilot's own
+	// templates, which are not checked.
+	sep      *separability
+	maxBytes int
+}
+
+// compileQuery parses a rule's metricsQuery (or resource query) template.
+func compileQuery(text string, limits Limits) (*compiledQuery, error) {
+	tmpl, err := parseQueryTemplate(text)
+	if err != nil {
+		return nil, err
+	}
+	return &compiledQuery{tmpl: tmpl, sep: newSeparability(tmpl), maxBytes: limits.maxQueryBytes()}, nil
+}
+
+// render renders the query for args and checks its size.
+func (c *compiledQuery) render(args QueryArgs) (string, error) {
+	q, err := renderQuery(c.tmpl, args)
+	if err != nil {
+		return "", err
+	}
+	if len(q) > c.maxBytes {
+		return "", fmt.Errorf("the query is %d bytes, more than the limit of %d (--metrics-max-query-bytes): %w",
+			len(q), c.maxBytes, ErrQueryTooLarge)
+	}
+	return q, nil
 }
 
 // renderQuery executes a compiled metricsQuery template.

@@ -33,6 +33,8 @@ type Cluster struct {
 	KwokNode string
 	// KCMPort is kube-controller-manager's secure port.
 	KCMPort string
+	// Node describes the real node, if the cluster runs one (UpRealNode).
+	Node RealNode
 
 	Config  *rest.Config
 	Client  kubernetes.Interface
@@ -48,14 +50,33 @@ func RepoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
 }
 
-// Up starts a local control plane in stateDir with hack/local-up.sh, or, if
-// envFile is not empty, connects to the one that env file describes.
+// Up starts a local control plane with a kwok node in stateDir with
+// hack/local-up.sh, or, if envFile is not empty, connects to the one that
+// env file describes.
 func Up(ctx context.Context, stateDir, envFile string) (*Cluster, error) {
+	return up(ctx, stateDir, envFile, "kwok")
+}
+
+// UpRealNode is Up with a real node (PODPILOT_NODE=real): a kubelet,
+// containerd, kube-proxy and kube-scheduler run real containers.
+func UpRealNode(ctx context.Context, stateDir, envFile string) (*Cluster, error) {
+	c, err := up(ctx, stateDir, envFile, "real")
+	if err != nil {
+		return nil, err
+	}
+	if c.Node.Name == "" {
+		_ = c.Down(ctx)
+		return nil, fmt.Errorf("the cluster in %s has no real node (started with PODPILOT_NODE=kwok?)", c.StateDir)
+	}
+	return c, nil
+}
+
+func up(ctx context.Context, stateDir, envFile, node string) (*Cluster, error) {
 	c := &Cluster{}
 	if envFile == "" {
 		envFile = filepath.Join(stateDir, "env")
 		cmd := exec.CommandContext(ctx, filepath.Join(RepoRoot(), "hack", "local-up.sh"))
-		cmd.Env = append(os.Environ(), "PODPILOT_STATE_DIR="+stateDir)
+		cmd.Env = append(os.Environ(), "PODPILOT_STATE_DIR="+stateDir, "PODPILOT_NODE="+node)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
 			return nil, fmt.Errorf("hack/local-up.sh: %w", err)
@@ -68,6 +89,10 @@ func Up(ctx context.Context, stateDir, envFile string) (*Cluster, error) {
 	}
 	c.StateDir, c.Kubeconfig, c.PrometheusURL = env["PODPILOT_STATE_DIR"], env["KUBECONFIG"], env["PROMETHEUS_URL"]
 	c.TargetsDir, c.KwokNode, c.KCMPort = env["PROMETHEUS_TARGETS_DIR"], env["KWOK_NODE"], env["KCM_PORT"]
+	c.Node = RealNode{
+		Name: env["NODE_NAME"], IP: env["NODE_IP"], PodCIDR: env["POD_CIDR"], Containerd: env["CONTAINERD_ADDRESS"],
+		GuardChain: env["GUARD_CHAIN"], PrometheusServiceURL: env["PROMETHEUS_CLUSTER_URL"],
+	}
 	if err := c.connect(); err != nil {
 		return nil, err
 	}

@@ -65,6 +65,25 @@ func addMetric(spec *podpilotv1alpha1.PodAutoscalerSpec, m autoscalingv2.MetricS
 			Value:        m.External.Target.Value,
 			AverageValue: m.External.Target.AverageValue,
 		})
+	case m.Type == autoscalingv2.ObjectMetricSourceType && m.Object != nil:
+		o := m.Object
+		spec.ObjectMetrics = append(spec.ObjectMetrics, podpilotv1alpha1.ObjectMetricSpec{
+			DescribedObject: podpilotv1alpha1.MetricObjectReference{APIVersion: o.DescribedObject.APIVersion, Kind: o.DescribedObject.Kind, Name: o.DescribedObject.Name},
+			MetricName:      o.Metric.Name,
+			Selector:        o.Metric.Selector,
+			TargetType:      podpilotv1alpha1.ValueTargetType(o.Target.Type),
+			Value:           o.Target.Value,
+			AverageValue:    o.Target.AverageValue,
+		})
+	case m.Type == autoscalingv2.ContainerResourceMetricSourceType && m.ContainerResource != nil:
+		c := m.ContainerResource
+		spec.ContainerResourceMetrics = append(spec.ContainerResourceMetrics, podpilotv1alpha1.ContainerResourceMetricSpec{
+			ResourceName:       c.Name,
+			Container:          c.Container,
+			TargetType:         podpilotv1alpha1.MetricTargetType(c.Target.Type),
+			AverageUtilization: c.Target.AverageUtilization,
+			AverageValue:       c.Target.AverageValue,
+		})
 	default:
 		return fmt.Errorf("no PodAutoscaler equivalent of a %s metric with target %s", m.Type, metricTargetType(m))
 	}
@@ -81,6 +100,8 @@ func metricTargetType(m autoscalingv2.MetricSpec) string {
 		return string(m.External.Target.Type)
 	case m.Object != nil:
 		return string(m.Object.Target.Type)
+	case m.ContainerResource != nil:
+		return string(m.ContainerResource.Target.Type)
 	}
 	return "unknown"
 }

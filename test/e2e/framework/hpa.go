@@ -69,3 +69,46 @@ func ExternalMetric(metric string, matchLabels map[string]string, averageValue i
 		},
 	}
 }
+
+// ExternalValueMetric is an External metric source on every series of
+// metric with a Value target: the sum against value, scaling the ready pods.
+func ExternalValueMetric(metric string, value int64) autoscalingv2.MetricSpec {
+	return autoscalingv2.MetricSpec{
+		Type: autoscalingv2.ExternalMetricSourceType,
+		External: &autoscalingv2.ExternalMetricSource{
+			Metric: autoscalingv2.MetricIdentifier{Name: metric},
+			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: resource.NewQuantity(value, resource.DecimalSI)},
+		},
+	}
+}
+
+// ServiceMetric is an Object metric source on metric of the Service named
+// service, with a target of typ (Value or AverageValue) of target.
+func ServiceMetric(metric, service string, typ autoscalingv2.MetricTargetType, target int64) autoscalingv2.MetricSpec {
+	t := autoscalingv2.MetricTarget{Type: typ}
+	if typ == autoscalingv2.ValueMetricType {
+		t.Value = resource.NewQuantity(target, resource.DecimalSI)
+	} else {
+		t.AverageValue = resource.NewQuantity(target, resource.DecimalSI)
+	}
+	return autoscalingv2.MetricSpec{
+		Type: autoscalingv2.ObjectMetricSourceType,
+		Object: &autoscalingv2.ObjectMetricSource{
+			DescribedObject: autoscalingv2.CrossVersionObjectReference{APIVersion: "v1", Kind: "Service", Name: service},
+			Metric:          autoscalingv2.MetricIdentifier{Name: metric},
+			Target:          t,
+		},
+	}
+}
+
+// ContainerCPUUtilization is a ContainerResource metric source on the cpu
+// of container with a Utilization target of percent of its request.
+func ContainerCPUUtilization(container string, percent int32) autoscalingv2.MetricSpec {
+	return autoscalingv2.MetricSpec{
+		Type: autoscalingv2.ContainerResourceMetricSourceType,
+		ContainerResource: &autoscalingv2.ContainerResourceMetricSource{
+			Name: "cpu", Container: container,
+			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: &percent},
+		},
+	}
+}

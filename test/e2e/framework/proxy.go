@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -36,6 +37,10 @@ type Fault struct {
 	// Shift moves the timestamp of every sample of instant-query answers,
 	// e.g. ten years into the future or the past.
 	Shift time.Duration
+	// Warnings, if set, are added to every instant-query answer, which still
+	// answers 200: what Thanos Querier sends when a store is lost and partial
+	// responses are on.
+	Warnings []string
 }
 
 // String names the fault for logs.
@@ -55,6 +60,9 @@ func (f Fault) String() string {
 	}
 	if f.Shift != 0 {
 		parts = append(parts, "timestamps shifted "+f.Shift.String())
+	}
+	if len(f.Warnings) > 0 {
+		parts = append(parts, fmt.Sprintf("warnings %q", f.Warnings))
 	}
 	if len(parts) == 0 {
 		return "none"
@@ -88,13 +96,29 @@ type loggedQuery struct {
 // maxLoggedQueries bounds the proxy's query log.
 const maxLoggedQueries = 1 << 20
 
-// StartPrometheusProxy starts a proxy relaying to the cluster's Prometheus
-// without faults, closed when the test ends.
+// StartPrometheusProxy starts a proxy on 127.0.0.1 relaying to the
+// cluster's Prometheus without faults, closed when the test ends.
 func (c *Cluster) StartPrometheusProxy(t testing.TB) *PrometheusProxy {
 	t.Helper()
-	target, err := url.Parse(c.PrometheusURL)
+	p, err := NewPrometheusProxy(c.PrometheusURL, "127.0.0.1")
 	if err != nil {
-		t.Fatalf("parse Prometheus URL %q: %v", c.PrometheusURL, err)
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// NewPrometheusProxy starts a proxy listening on host (a free port) and
+// relaying to prometheusURL without faults; the caller closes it. A real
+// node's pods reach it when host is the node's address.
+func NewPrometheusProxy(prometheusURL, host string) (*PrometheusProxy, error) {
+	target, err := url.Parse(prometheusURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse Prometheus URL %q: %w", prometheusURL, err)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", host, err)
 	}
 	p := &PrometheusProxy{changed: make(chan struct{})}
 	p.relay = &httputil.ReverseProxy{
@@ -106,11 +130,16 @@ func (c *Cluster) StartPrometheusProxy(t testing.TB) *PrometheusProxy {
 		},
 		ModifyResponse: p.modify,
 	}
-	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
+	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(p.serve))
+	_ = p.srv.Listener.Close()
+	p.srv.Listener = l
+	p.srv.Start()
 	p.URL = p.srv.URL
-	t.Cleanup(p.Close)
-	return p
+	return p, nil
 }
+
+// Port is the port the proxy listens on.
+func (p *PrometheusProxy) Port() int { return p.srv.Listener.Addr().(*net.TCPAddr).Port }
 
 // Set changes the fault for every request from now on; Set(Fault{}) lifts it.
 func (p *PrometheusProxy) Set(f Fault) {
@@ -198,7 +227,7 @@ func (p *PrometheusProxy) serve(w http.ResponseWriter, r *http.Request) {
 // arrives to instant-query answers.
 func (p *PrometheusProxy) modify(resp *http.Response) error {
 	f, _ := p.current()
-	if !isInstantQuery(resp.Request.URL.Path) || (!f.Truncate && f.Value == "" && f.Shift == 0) {
+	if !isInstantQuery(resp.Request.URL.Path) || (!f.Truncate && f.Value == "" && f.Shift == 0 && len(f.Warnings) == 0) {
 		return nil
 	}
 	body, err := io.ReadAll(resp.Body)
@@ -208,6 +237,9 @@ func (p *PrometheusProxy) modify(resp *http.Response) error {
 	}
 	if f.Value != "" || f.Shift != 0 {
 		body = rewriteSamples(body, f)
+	}
+	if len(f.Warnings) > 0 {
+		body = addWarnings(body, f.Warnings)
 	}
 	if f.Truncate {
 		body = body[:len(body)/2]
@@ -261,6 +293,25 @@ func rewriteSamples(body []byte, f Fault) []byte {
 		return body
 	}
 	b, err := json.Marshal(map[string]any{"status": "success", "data": map[string]any{"resultType": a.Data.ResultType, "result": out}})
+	if err != nil {
+		return body
+	}
+	return b
+}
+
+// addWarnings adds warnings to an answer; an answer that is not a JSON object
+// comes back unchanged.
+func addWarnings(body []byte, warnings []string) []byte {
+	var a map[string]json.RawMessage
+	if json.Unmarshal(body, &a) != nil {
+		return body
+	}
+	w, err := json.Marshal(warnings)
+	if err != nil {
+		return body
+	}
+	a["warnings"] = w
+	b, err := json.Marshal(a)
 	if err != nil {
 		return body
 	}

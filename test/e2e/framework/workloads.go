@@ -11,11 +11,17 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
 )
 
 // PodTemplate is a pod template for a workload labelled app=name, placed on
-// the kwok node. Its image is never pulled: kwok runs no containers.
+// the kwok node. Its image is never pulled: kwok runs no containers. On a
+// real node the scheduler places it and it runs the local pause image: real
+// containers that hold their requests and do nothing.
 func (c *Cluster) PodTemplate(name string) corev1.PodTemplateSpec {
+	if c.Node.Name != "" {
+		return realPodTemplate(name)
+	}
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
 		Spec: corev1.PodSpec{
@@ -31,6 +37,30 @@ func (c *Cluster) PodTemplate(name string) corev1.PodTemplateSpec {
 		},
 	}
 }
+
+// realPodTemplate is PodTemplate for a real node: small requests, so that
+// tens of replicas fit on a 2-core machine.
+func realPodTemplate(name string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			Containers: []corev1.Container{{
+				Name:            "app",
+				Image:           PauseImage,
+				ImagePullPolicy: corev1.PullNever,
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceCPU:    resource.MustParse("10m"),
+					corev1.ResourceMemory: resource.MustParse("16Mi"),
+				}},
+			}},
+		},
+	}
+}
+
+// PauseImage is the real node's sandbox image (hack/build-image.sh pause),
+// imported by hack/local-up.sh.
+const PauseImage = "localhost/podpilot/pause:local"
 
 // Deployment returns a Deployment of name with replicas pods on the kwok node.
 func (c *Cluster) Deployment(name string, replicas int32) *appsv1.Deployment {

@@ -126,13 +126,7 @@ func customMetric(obj map[string]any, i int) map[string]any {
 }
 
 func TestAdmission(t *testing.T) {
-	a := newAdmitter(t)
-	tests := []struct {
-		name   string
-		mutate func(obj map[string]any)
-		// want are substrings of the aggregated error; none means admitted.
-		want []string
-	}{
+	tests := []admissionCase{
 		{name: "the seed example is admitted as written", mutate: func(map[string]any) {}},
 		{name: "scaleTargetKind is case-insensitive: Deployment is admitted", mutate: func(o map[string]any) { spec(o)["scaleTargetKind"] = "Deployment" }},
 		{name: "scaleTargetKind is case-insensitive: StatefulSet is admitted", mutate: func(o map[string]any) { spec(o)["scaleTargetKind"] = "StatefulSet" }},
@@ -303,28 +297,7 @@ func TestAdmission(t *testing.T) {
 			},
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			obj := example(t)
-			tc.mutate(obj)
-			errs := a.admit(t, obj)
-			if len(tc.want) == 0 {
-				if len(errs) > 0 {
-					t.Fatalf("rejected, want admitted:\n%v", errs.ToAggregate())
-				}
-				return
-			}
-			if len(errs) == 0 {
-				t.Fatalf("admitted, want errors containing %q", tc.want)
-			}
-			got := errs.ToAggregate().Error()
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("errors lack %q; got:\n%s", w, got)
-				}
-			}
-		})
-	}
+	runAdmissionTable(t, tests)
 }
 
 // A full status, with every history list at its bound, passes the schema and fits the CEL budget.

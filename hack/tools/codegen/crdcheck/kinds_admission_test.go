@@ -1,9 +1,6 @@
 package crdcheck
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // onlyMetric replaces the example's metrics with one metric in list.
 func onlyMetric(list string, metric map[string]any) func(map[string]any) {
@@ -41,12 +38,7 @@ var web = map[string]any{"apiVersion": "v1", "kind": "Service", "name": "web"}
 // TestAdmissionOfTheNewMetricKinds: the Object, External and ContainerResource kinds are admitted
 // alone, and a bad target, value, described object or container is rejected naming the field.
 func TestAdmissionOfTheNewMetricKinds(t *testing.T) {
-	a := newAdmitter(t)
-	tests := []struct {
-		name   string
-		mutate func(obj map[string]any)
-		want   []string
-	}{
+	tests := []admissionCase{
 		{name: "an External Value metric alone is admitted", mutate: onlyMetric("externalMetrics", externalMetric("Value", "value", "100"))},
 		{name: "an External AverageValue metric with a selector alone is admitted", mutate: onlyMetric("externalMetrics",
 			externalMetric("AverageValue", "averageValue", "10", "selector", map[string]any{"matchLabels": map[string]any{"queue": "jobs"}}))},
@@ -130,28 +122,7 @@ func TestAdmissionOfTheNewMetricKinds(t *testing.T) {
 			},
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			obj := example(t)
-			tc.mutate(obj)
-			errs := a.admit(t, obj)
-			if len(tc.want) == 0 {
-				if len(errs) > 0 {
-					t.Fatalf("rejected, want admitted:\n%v", errs.ToAggregate())
-				}
-				return
-			}
-			if len(errs) == 0 {
-				t.Fatalf("admitted, want errors containing %q", tc.want)
-			}
-			got := errs.ToAggregate().Error()
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("errors lack %q; got:\n%s", w, got)
-				}
-			}
-		})
-	}
+	runAdmissionTable(t, tests)
 }
 
 // Every metric list at its bound, each metric with a selector, and a status with every current

@@ -32,12 +32,17 @@ const (
 type ObjectMetricSpec struct {
 	// DescribedObject is the object the metric describes, e.g. a Service.
 	DescribedObject MetricObjectReference `json:"describedObject"`
-	// MetricName is the name of the metric in custom.metrics.k8s.io.
+	// MetricName is the name of the metric in custom.metrics.k8s.io, a
+	// path segment as in autoscaling/v2: not . or .., and without / or %.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self != '.' && self != '..' && !self.contains('/') && !self.contains('%')",message="metricName may not be '.' or '..' and may not contain '/' or '%'"
 	MetricName string `json:"metricName"`
 	// Selector narrows the metric by its labels; when unset, every series of
-	// the metric for the object counts.
+	// the metric for the object counts. At most 32 matchLabels and 32
+	// matchExpressions (podpilot's bound; autoscaling/v2 has none).
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchLabels) || size(self.matchLabels) <= 32",message="may have at most 32 matchLabels",fieldPath=".matchLabels"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || size(self.matchExpressions) <= 32",message="may have at most 32 matchExpressions",fieldPath=".matchExpressions"
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 	// TargetType is Value (the object's value against value) or AverageValue
@@ -57,17 +62,22 @@ type ObjectMetricSpec struct {
 // autoscaling/v2 CrossVersionObjectReference.
 type MetricObjectReference struct {
 	// APIVersion is the object's API version, e.g. v1 or apps/v1; only its
-	// group is used. When unset, the core group.
+	// group is used. When unset, the core group. At most one /.
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="!self.substring(self.indexOf('/') + 1).contains('/')",message="apiVersion must be a version or group/version, with at most one '/'"
 	// +optional
 	APIVersion string `json:"apiVersion,omitempty"`
-	// Kind is the object's kind, e.g. Service.
+	// Kind is the object's kind, e.g. Service; a path segment as in
+	// autoscaling/v2: not . or .., and without / or %.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self != '.' && self != '..' && !self.contains('/') && !self.contains('%')",message="kind may not be '.' or '..' and may not contain '/' or '%'"
 	Kind string `json:"kind"`
-	// Name is the object's name.
+	// Name is the object's name; a path segment as in autoscaling/v2: not .
+	// or .., and without / or %.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self != '.' && self != '..' && !self.contains('/') && !self.contains('%')",message="name may not be '.' or '..' and may not contain '/' or '%'"
 	Name string `json:"name"`
 }
 
@@ -82,11 +92,17 @@ type MetricObjectReference struct {
 // +kubebuilder:validation:XValidation:rule="self.targetType != 'AverageValue' || has(self.averageValue)",message="averageValue is required when targetType is AverageValue",fieldPath=".averageValue"
 // +kubebuilder:validation:XValidation:rule="self.targetType != 'AverageValue' || !has(self.value)",message="value must not be set when targetType is AverageValue",fieldPath=".value"
 type ExternalMetricSpec struct {
-	// MetricName is the name of the metric in external.metrics.k8s.io.
+	// MetricName is the name of the metric in external.metrics.k8s.io, a
+	// path segment as in autoscaling/v2: not . or .., and without / or %.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self != '.' && self != '..' && !self.contains('/') && !self.contains('%')",message="metricName may not be '.' or '..' and may not contain '/' or '%'"
 	MetricName string `json:"metricName"`
-	// Selector narrows the metric by its labels; when unset, every series counts.
+	// Selector narrows the metric by its labels; when unset, every series
+	// counts. At most 32 matchLabels and 32 matchExpressions (podpilot's
+	// bound; autoscaling/v2 has none).
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchLabels) || size(self.matchLabels) <= 32",message="may have at most 32 matchLabels",fieldPath=".matchLabels"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || size(self.matchExpressions) <= 32",message="may have at most 32 matchExpressions",fieldPath=".matchExpressions"
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 	// TargetType is Value (the sum of the series against value) or
@@ -116,10 +132,11 @@ type ContainerResourceMetricSpec struct {
 	// +kubebuilder:validation:Enum=cpu;memory
 	ResourceName corev1.ResourceName `json:"resourceName"`
 	// Container is the name of the container in each pod whose usage and
-	// request count. A pod whose metrics lack the container fails the metric,
-	// as upstream.
+	// request count, a DNS-1123 label as in autoscaling/v2. A pod whose
+	// metrics lack the container counts as missing, as upstream 1.36.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="container must be a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit"
 	Container string `json:"container"`
 	// TargetType is Utilization or AverageValue.
 	TargetType MetricTargetType `json:"targetType"`

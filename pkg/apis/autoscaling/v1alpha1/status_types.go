@@ -102,6 +102,15 @@ type PodAutoscalerStatus struct {
 	// scaling policies of both directions count against.
 	// +optional
 	ScaleEvents *ScaleEvents `json:"scaleEvents,omitempty"`
+	// Prediction is the forecast's last state, when spec.prediction is on (prediction_types.go).
+	// +optional
+	Prediction *PredictionStatus `json:"prediction,omitempty"`
+	// Schedules shows the active and the next schedule window, when spec.schedules is set.
+	// +optional
+	Schedules *ScheduleStatus `json:"schedules,omitempty"`
+	// LastDecision explains the last round that changed the replicas or would have.
+	// +optional
+	LastDecision *LastDecision `json:"lastDecision,omitempty"`
 }
 
 // PodAutoscalerMode says whether a PodAutoscaler writes its target's scale.

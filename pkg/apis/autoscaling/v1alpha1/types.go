@@ -55,9 +55,12 @@ type PodAutoscalerSpec struct {
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.lowerAscii() in ['deployment', 'statefulset']",message="scaleTargetKind must be deployment or statefulset (case-insensitive)"
 	ScaleTargetKind ScaleTargetKind `json:"scaleTargetKind"`
-	// ScaleTargetName is the name of the workload in the PodAutoscaler's namespace.
+	// ScaleTargetName is the name of the workload in the PodAutoscaler's
+	// namespace. As autoscaling/v2's scaleTargetRef.name, it is a path
+	// segment: not . or .., and without / or %.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self != '.' && self != '..' && !self.contains('/') && !self.contains('%')",message="scaleTargetName may not be '.' or '..' and may not contain '/' or '%'"
 	ScaleTargetName string `json:"scaleTargetName"`
 	// MinReplicas is the lower bound of the replica count; it defaults to 1.
 	// It may be 0 when at least one Object or External metric is set: the
@@ -124,6 +127,17 @@ type PodAutoscalerSpec struct {
 	// PodAutoscaler may share its target with another autoscaler.
 	// +optional
 	DryRun bool `json:"dryRun,omitempty"`
+	// Prediction forecasts each metric's load from its Prometheus history and scales out ahead
+	// of it (see prediction_types.go). Off when unset.
+	// +optional
+	Prediction *PredictionSpec `json:"prediction,omitempty"`
+	// Schedules are floors on a calendar: while a window is active, the replicas are at least its
+	// minReplicas (the highest active floor holds).
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	Schedules []ScheduleWindow `json:"schedules,omitempty"`
 }
 
 // ScaleTargetKind is the kind of workload a PodAutoscaler scales. It is
@@ -177,15 +191,21 @@ type ResourceMetricSpec struct {
 // CustomMetricSpec is a per-pod average target on a custom metric.
 // Custom metrics have no utilization target.
 type CustomMetricSpec struct {
-	// MetricName is the name of the metric in custom.metrics.k8s.io.
+	// MetricName is the name of the metric in custom.metrics.k8s.io. As
+	// in autoscaling/v2, it is a path segment: not . or .., and without /
+	// or %.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self != '.' && self != '..' && !self.contains('/') && !self.contains('%')",message="metricName may not be '.' or '..' and may not contain '/' or '%'"
 	MetricName string `json:"metricName"`
 	// AverageValue is the target average value per pod. It must be positive.
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="averageValue must be positive"
 	AverageValue resource.Quantity `json:"averageValue"`
 	// Selector narrows the metric by its labels; when unset, the metric
-	// is read with the pods' selector alone.
+	// is read with the pods' selector alone. At most 32 matchLabels and 32
+	// matchExpressions (podpilot's bound; autoscaling/v2 has none).
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchLabels) || size(self.matchLabels) <= 32",message="may have at most 32 matchLabels",fieldPath=".matchLabels"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || size(self.matchExpressions) <= 32",message="may have at most 32 matchExpressions",fieldPath=".matchExpressions"
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
@@ -218,7 +238,10 @@ type ScalingRules struct {
 	// +optional
 	SelectPolicy *ScalingPolicySelect `json:"selectPolicy,omitempty"`
 	// Policies limit how much the replica count may change per period.
+	// When set, at least one, as in autoscaling/v2; leave it unset for
+	// the direction's default policies.
 	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=10
 	// +optional
 	Policies []ScalingPolicy `json:"policies,omitempty"`

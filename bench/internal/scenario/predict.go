@@ -1,0 +1,161 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	"github.com/podpilot/podpilot/bench/internal/report"
+	"github.com/podpilot/podpilot/bench/internal/stats"
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/replay"
+	"github.com/podpilot/podpilot/pkg/replay/tracegen"
+)
+
+// Scenario p's settings: the sync period, the pods' start-up time (the lead time is both), and
+// the per-pod target of the replayed PodAutoscaler.
+const (
+	predictStep      = 15 * time.Second
+	predictReadyTime = 2 * time.Minute
+	predictTarget    = "2000"
+)
+
+// PredictionSpec is scenario p's PodAutoscaler: zdns_vanguard_qps at 2000 per pod, 1 to 40
+// replicas, default behavior, prediction ScaleOut.
+func PredictionSpec() (replay.Spec, error) {
+	pa := &podpilotv1alpha1.PodAutoscaler{Spec: podpilotv1alpha1.PodAutoscalerSpec{
+		ScaleTargetKind: podpilotv1alpha1.ScaleTargetDeployment, ScaleTargetName: "vg1-vanguard",
+		MinReplicas: ptr.To[int32](1), MaxReplicas: 40,
+		CustomMetrics: []podpilotv1alpha1.CustomMetricSpec{{MetricName: "zdns_vanguard_qps", AverageValue: resource.MustParse(predictTarget)}},
+		Prediction:    &podpilotv1alpha1.PredictionSpec{Mode: podpilotv1alpha1.PredictionScaleOut},
+	}}
+	return replay.SpecOf("ppa", pa)
+}
+
+// predictModel is the replay's model: upstream's defaults, a 15 s sync period, 2 min start-up.
+func predictModel() replay.Model {
+	return replay.Model{Config: decision.DefaultConfig(), SyncPeriod: predictStep, ReadyDelay: predictReadyTime}
+}
+
+// Predict is scenario p, without a cluster: each trace of tracegen.Scenarios replayed reactive,
+// predictive (ScaleOut) and oracle with `podpilot replay`'s code, one table row per trace and
+// one plot per trace beside the report.
+func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
+	sec := report.Section{Title: "p. Predictive scaling against reactive and the oracle (replay, no cluster)",
+		Intro: fmt.Sprintf("Each trace (four weeks of history, then the day replayed; `pkg/replay/tracegen`) is replayed with `podpilot replay`'s "+
+			"code: one PodAutoscaler (zdns_vanguard_qps, averageValue %s, 1 to 40 replicas, default behavior), a decision every %s, "+
+			"new pods ready %s after the decision (the lead time is that plus one sync period). *reactive* runs the metrics alone, "+
+			"*predictive* adds the forecast (%s, refitted every %s on the history at %s resolution) as ScaleOut, *oracle* adds the "+
+			"real load one lead time ahead. Ratios are predictive ÷ reactive and predictive ÷ oracle. WAPE is at the lead time, "+
+			"against seasonal-naive (the same time last week).",
+			predictTarget, predictStep, predictReadyTime, replay.DefaultPrediction().Method, replay.DefaultPrediction().Refresh, replay.DefaultHistoryStep)}
+	spec, err := PredictionSpec()
+	if err != nil {
+		return sec, err
+	}
+	t := report.Table{Header: []string{"trace", "WAPE model / naive", "pod-s short r / p / o", "short p÷r",
+		"replica-h r / p / o", "p÷r", "p÷o", "above target r / p", "scale events r / p / o", "steps p shorter than r"}}
+	for _, sc := range tracegen.Scenarios(predictStep) {
+		if err := ctx.Err(); err != nil {
+			return sec, err
+		}
+		fmt.Fprintf(os.Stderr, "bench: p: %s\n", sc.Name)
+		c, err := replay.CompareScenario(spec, sc, predictModel(), replay.DefaultPrediction(), replay.DefaultHistoryStep)
+		if err != nil {
+			return sec, err
+		}
+		s := c.Summaries(predictStep, nil)
+		r, p, o := s[0], s[1], s[2]
+		t.Rows = append(t.Rows, append(comparisonCells(sc.Name, c),
+			fmt.Sprintf("%s / %s", r.AboveTarget, p.AboveTarget),
+			fmt.Sprintf("%d / %d / %d", r.ScaleUps+r.ScaleDowns, p.ScaleUps+p.ScaleDowns, o.ScaleUps+o.ScaleDowns),
+			fmt.Sprint(worseSteps(c))))
+		if sc.Name == "diurnal" {
+			sec.Headline = append(sec.Headline, fmt.Sprintf("p: on the diurnal trace (lead %s), ScaleOut leaves %s× reactive's pod-seconds short of target "+
+				"at %s× its replica-hours (%s× the oracle's); WAPE %s× seasonal-naive's",
+				c.LeadTime, ratio(p.PodSecondsShort, r.PodSecondsShort), ratio(p.ReplicaHours, r.ReplicaHours), ratio(p.ReplicaHours, o.ReplicaHours),
+				stats.Num(c.Model.WAPE()/c.Naive.WAPE(), 2)))
+		}
+		file := fmt.Sprintf("%s-predict-%s.svg", base, sc.Name)
+		if err := writeChart(filepath.Join(outDir, file), c); err != nil {
+			return sec, err
+		}
+		sec.Images = append(sec.Images, report.Image{Alt: sc.Name + ": " + sc.About, File: file})
+	}
+	sec.Tables = append(sec.Tables, t)
+	work, err := os.MkdirTemp("", "podpilot-bench-p-")
+	if err != nil {
+		return sec, fmt.Errorf("temp dir: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(work) }()
+	viaProm, notes, err := PredictViaPrometheus(ctx, work)
+	if err != nil {
+		return sec, fmt.Errorf("replay via Prometheus: %w", err)
+	}
+	if len(viaProm.Rows) > 0 {
+		sec.Tables = append(sec.Tables, viaProm)
+	}
+	sec.Notes = append(sec.Notes, notes...)
+	sec.Notes = append(sec.Notes, "pod-seconds short of target: max(0, ceil(load ÷ target) − ready pods) over time; "+
+		"the oracle's is not 0 where even perfect foresight is capped by the scale-up rate limit (the spike). "+
+		"*steps p shorter than r*: steps where the predictive run was short of target with fewer ready pods than the reactive run.")
+	return sec, nil
+}
+
+// comparisonCells are a comparison's first cells in scenario p's tables: the trace, the WAPEs,
+// the pod-seconds short and the replica-hours of the three runs with their ratios.
+func comparisonCells(name string, c replay.Comparison) []string {
+	s := c.Summaries(predictStep, nil)
+	r, p, o := s[0], s[1], s[2]
+	return []string{name,
+		fmt.Sprintf("%s%% / %s%% (%s×)", stats.Num(100*c.Model.WAPE(), 1), stats.Num(100*c.Naive.WAPE(), 1), stats.Num(c.Model.WAPE()/c.Naive.WAPE(), 2)),
+		fmt.Sprintf("%.0f / %.0f / %.0f", r.PodSecondsShort, p.PodSecondsShort, o.PodSecondsShort), ratio(p.PodSecondsShort, r.PodSecondsShort),
+		fmt.Sprintf("%.1f / %.1f / %.1f", r.ReplicaHours, p.ReplicaHours, o.ReplicaHours),
+		ratio(p.ReplicaHours, r.ReplicaHours), ratio(p.ReplicaHours, o.ReplicaHours)}
+}
+
+// worseSteps counts the steps where the predictive run had fewer ready pods than the load needed
+// and fewer than the reactive run had: where the forecast made things worse.
+func worseSteps(c replay.Comparison) int {
+	target := replay.TargetPerPod(c.Spec.Metrics[0].Target, nil)
+	n := 0
+	for i, p := range c.Steps[replay.Predictive] {
+		r := c.Steps[replay.Reactive][i]
+		need := math.Ceil(p.Load[0] / target)
+		if float64(p.Ready) < need && p.Ready < r.Ready {
+			n++
+		}
+	}
+	return n
+}
+
+// ratio is a ÷ b with two decimals, n/a for 0 ÷ 0.
+func ratio(a, b float64) string {
+	if b == 0 {
+		if a == 0 {
+			return "1.00"
+		}
+		return "n/a"
+	}
+	return stats.Num(a/b, 2)
+}
+
+// writeChart writes c's comparison plot.
+func writeChart(path string, c replay.Comparison) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := replay.WriteComparisonSVG(f, c, nil); err != nil {
+		return err
+	}
+	return f.Close()
+}

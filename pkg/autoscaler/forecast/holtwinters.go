@@ -1,0 +1,97 @@
+package forecast
+
+import (
+	"math"
+	"time"
+)
+
+// hwParams are the smoothing factors of the level, the trend, the daily and the weekly season.
+type hwParams struct{ alpha, beta, gammaDay, gammaWeek float64 }
+
+// hwState is the smoothed state after some values.
+type hwState struct {
+	level, trend  float64
+	daily, weekly []float64
+}
+
+// hwGrid returns the factors tried; the fit keeps those with the least one-step squared error.
+func hwGrid() (alpha, beta, gamma []float64) {
+	return []float64{0.02, 0.05, 0.1, 0.2, 0.4}, []float64{0, 0.001}, []float64{0.02, 0.1, 0.25}
+}
+
+// fitHoltWinters runs additive double-seasonal Holt-Winters over the history from the robust
+// decomposition's initial state, for every factor of the grid, and forecasts from the state of the
+// factors with the least one-step squared error.
+func fitHoltWinters(d decomposition) func(time.Time) float64 {
+	best, bestErr := hwState{}, math.Inf(1)
+	alphas, betas, gammas := hwGrid()
+	gammaWeek := []float64{0}
+	if d.weekly != nil {
+		gammaWeek = gammas
+	}
+	for _, a := range alphas {
+		for _, b := range betas {
+			for _, gd := range gammas {
+				for _, gw := range gammaWeek {
+					st, sse := d.runHoltWinters(hwParams{a, b, gd, gw})
+					if sse < bestErr {
+						best, bestErr = st, sse
+					}
+				}
+			}
+		}
+	}
+	end := d.s.End()
+	last := end.Add(-d.s.Step) // the state is the level at the last value
+	return func(t time.Time) float64 {
+		h := float64(t.Sub(last)) / float64(d.s.Step)
+		v := best.level + h*best.trend + interpolate(d.s, best.daily, t)
+		if best.weekly != nil {
+			v += interpolate(d.s, best.weekly, t)
+		}
+		return v
+	}
+}
+
+// runHoltWinters smooths the whole history with p and returns the final state and the sum of the
+// squared one-step errors after the first day (the warm-up). A missing value advances the level
+// by the trend and leaves the seasons as they are.
+func (d decomposition) runHoltWinters(p hwParams) (hwState, float64) {
+	st := hwState{level: d.level[0], daily: append([]float64(nil), d.daily...)}
+	if d.weekly != nil {
+		st.weekly = append([]float64(nil), d.weekly...)
+	}
+	var sse float64
+	for i, x := range d.s.Values {
+		ds, ws := d.daySlot[i], d.weekSlot[i]
+		var w float64
+		if st.weekly != nil {
+			w = st.weekly[ws]
+		}
+		if math.IsNaN(x) {
+			st.level += st.trend
+			continue
+		}
+		pred := st.level + st.trend + st.daily[ds] + w
+		if i >= d.perDay {
+			sse += (x - pred) * (x - pred)
+		}
+		level := p.alpha*(x-st.daily[ds]-w) + (1-p.alpha)*(st.level+st.trend)
+		st.trend = p.beta*(level-st.level) + (1-p.beta)*st.trend
+		st.level = level
+		st.daily[ds] = p.gammaDay*(x-level-w) + (1-p.gammaDay)*st.daily[ds]
+		if st.weekly != nil {
+			st.weekly[ws] = p.gammaWeek*(x-level-st.daily[ds]) + (1-p.gammaWeek)*w
+		}
+	}
+	return st, sse
+}
+
+// interpolate reads a profile of len(p) steps at t, between the slots around it.
+func interpolate(s Series, p []float64, t time.Time) float64 {
+	n := len(p)
+	pos := float64(floorMod(t.UnixNano(), int64(n)*int64(s.Step))) / float64(s.Step)
+	i := int(pos)
+	f := pos - float64(i)
+	return (1-f)*p[i%n] + f*p[(i+1)%n]
+}

@@ -1,0 +1,86 @@
+package tracegen
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGenerate(t *testing.T) {
+	mon := time.Date(2026, 10, 19, 0, 0, 0, 0, time.UTC)
+	s := Spec{Name: "t", Start: mon, Span: 7 * 24 * time.Hour, Step: 15 * time.Second, Peak: 1000, Weekend: 0.5,
+		Holidays: []time.Time{mon.AddDate(0, 0, 1)}, Spikes: []Spike{{At: mon.Add(3 * time.Hour), Duration: 10 * time.Minute, Factor: 3}}}
+	tr := Generate(s)
+	at := func(d time.Duration) float64 { return tr.At(mon.Add(d)) }
+	tests := []struct {
+		name      string
+		got, want float64
+	}{
+		{name: "the weekday ramp at 08:00 reaches 90% of the peak in three minutes", got: at(8*time.Hour + 3*time.Minute), want: 900},
+		{name: "before it the load is 35%", got: at(7*time.Hour + 59*time.Minute), want: 350},
+		{name: "a holiday runs the weekend pattern: at 08:03 still the weekend's night", got: at(24*time.Hour + 8*time.Hour + 3*time.Minute), want: 0.3 * 500},
+		{name: "Saturday peaks at the weekend's share", got: at(5*24*time.Hour + 15*time.Hour), want: 500},
+		{name: "a spike multiplies the load once ramped up (a minute)", got: at(3*time.Hour + 5*time.Minute), want: 3 * 150},
+	}
+	for _, tc := range tests {
+		if math.Abs(tc.got-tc.want) > 1e-6*tc.want+1e-9 {
+			t.Errorf("%s: %g, want %g", tc.name, tc.got, tc.want)
+		}
+	}
+	again := Generate(s)
+	s.Noise = 0.05
+	noisy, noisy2 := Generate(s), Generate(s)
+	if !slicesEqual(tr.Load, again.Load) || !slicesEqual(noisy.Load, noisy2.Load) {
+		t.Error("the same spec generates the same trace")
+	}
+	if slicesEqual(tr.Load, noisy.Load) {
+		t.Error("noise changes the trace")
+	}
+}
+
+func slicesEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestFlightsSeriesShipsSixWeeks(t *testing.T) {
+	tr, err := Flights(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(tr.Load), 42*24*60; got != want {
+		t.Fatalf("%d values at 1m, want %d (42 days)", got, want)
+	}
+	noon, night := tr.At(time.Date(2001, 2, 7, 12, 0, 0, 0, time.UTC)), tr.At(time.Date(2001, 2, 7, 3, 0, 0, 0, time.UTC))
+	if !(noon > 10*night) {
+		t.Errorf("departures at noon %g, at 03:00 %g: the day's pattern is missing", noon, night)
+	}
+}
+
+func TestWriteOpenMetricsCountsTheLoadPerPod(t *testing.T) {
+	start := time.Date(2026, 10, 19, 0, 0, 0, 0, time.UTC)
+	tr := Trace{Name: "flat", Start: start, Step: 15 * time.Second, Load: []float64{100, 100, 100, 100, 100}}
+	var b bytes.Buffer
+	if err := WriteOpenMetrics(&b, tr, "x_queries", "ns", Pods("web", 2), start, start.Add(time.Minute), 15*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"# TYPE x_queries counter\n",
+		`x_queries_total{namespace="ns",pod="web-7d9f8b6c5d-00000"} 3750.000 1792368060` + "\n", // 100/s ÷ 2 pods × 15 s × 5 scrapes
+		"# EOF\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
