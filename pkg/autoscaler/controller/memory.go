@@ -62,6 +62,8 @@ type remembered struct {
 	base    string
 	// owed is a status write the status budget deferred (see updateStatus); nil when none is owed.
 	owed *podpilotv1alpha1.PodAutoscalerStatus
+	// schedule is the compiled calendar and the windows last seen active (floor.go).
+	schedule scheduleMemory
 }
 
 // rescaleAttempt is one rescale: from and to replicas, at a time.

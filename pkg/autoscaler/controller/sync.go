@@ -74,7 +74,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 		SpecReplicas: t.specReplicas, StatusReplicas: t.statusReplicas,
 		MinReplicas: pa.Spec.MinReplicasOrDefault(), MaxReplicas: pa.Spec.MaxReplicas,
 		Pods: podsOf(pods.own), Metrics: c.metricsOf(ctx, pa, rec), Behavior: specconv.Behavior(pa.Spec.Behavior),
-		Config: c.opts.decisionConfig(), Now: now, ScaledToZero: mem.zero,
+		Config: c.opts.decisionConfig(), Now: now, ScaledToZero: mem.zero, Floor: c.scheduleFloor(tm, base, pa, now),
 	}
 	in.History = c.knownHistory(tm, pa, mem, in.Behavior, t.specReplicas, now)
 	d := decision.Decide(in)
