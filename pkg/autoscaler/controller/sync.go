@@ -77,7 +77,10 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 		Config: c.opts.decisionConfig(), Now: now, ScaledToZero: mem.zero, Floor: c.scheduleFloor(tm, base, pa, now),
 	}
 	in.History = c.knownHistory(tm, pa, mem, in.Behavior, t.specReplicas, now)
+	pr := c.forecastRound(ctx, pa, pods.own, in.Metrics, now)
+	in.Forecast = pr.input()
 	d := decision.Decide(in)
+	c.explainDecision(tm, base, pa, pr, in, d)
 	c.recordMetricFailures(pa, d.Statuses)
 	setDecisionConditions(pa, d.Conditions, now)
 	r := rescaled{history: d.History, desired: d.DesiredReplicas}
