@@ -38,10 +38,19 @@ func recordLastDecision(base, pa *podpilotv1alpha1.PodAutoscaler, d decision.Dec
 	default:
 		return
 	}
-	ld := &podpilotv1alpha1.LastDecision{Time: metav1.NewTime(now), FromReplicas: current, ToReplicas: to, Winner: truncateMessage(e.Winner, maxProposalName)}
-	if ld.Winner == "" {
-		ld.Winner = truncateMessage(d.Reason, maxProposalName)
+	winner := e.Winner
+	switch {
+	case !d.Rescale:
+		winner = "forecast, not applied (ForecastOnly)"
+		for _, p := range e.Proposals {
+			if p.Source == decision.ForecastProposal {
+				winner = "forecast of " + p.Name + ", not applied (ForecastOnly)"
+			}
+		}
+	case winner == "":
+		winner = d.Reason
 	}
+	ld := &podpilotv1alpha1.LastDecision{Time: metav1.NewTime(now), FromReplicas: current, ToReplicas: to, Winner: truncateMessage(winner, maxProposalName)}
 	for _, p := range e.Proposals[:min(len(e.Proposals), maxProposals)] {
 		ld.Proposals = append(ld.Proposals, podpilotv1alpha1.DecisionProposal{Source: string(p.Source), Name: truncateMessage(p.Name, maxProposalName), Replicas: p.Replicas})
 	}
