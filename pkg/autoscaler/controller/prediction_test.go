@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -256,4 +257,23 @@ func podCacheOf(seconds []time.Duration) []*podcache.Pod {
 		out = append(out, &podcache.Pod{Ready: true, StartTime: metav1.NewTime(start), ReadyTransition: metav1.NewTime(start.Add(s * time.Second))})
 	}
 	return out
+}
+
+func TestTheForecastIsExportedPerPodAutoscalerFromItsStatus(t *testing.T) {
+	pa := seedAutoscaler(predicting(podpilotv1alpha1.PredictionForecastOnly), func(pa *podpilotv1alpha1.PodAutoscaler) {
+		pa.Status.Prediction = &podpilotv1alpha1.PredictionStatus{Replicas: 5, Metrics: []podpilotv1alpha1.MetricForecast{
+			{Name: "zdns_vanguard_qps", Value: ptr.To(resource.MustParse("9500")), WAPEPercent: ptr.To[int32](7)}}}
+	})
+	f, reg := metricsFixture(t, qpsPerPod("1000", podNames(1)...), true, pa)
+	f.seedCaches()
+	f.ctrl.running.Store(true)
+	want := []string{
+		"podpilot_podautoscaler_forecast_load{metric=zdns_vanguard_qps,name=hpa-vg1-vanguard,namespace=dns} 9500",
+		"podpilot_podautoscaler_forecast_replicas{name=hpa-vg1-vanguard,namespace=dns} 5",
+		"podpilot_podautoscaler_forecast_wape_ratio{metric=zdns_vanguard_qps,name=hpa-vg1-vanguard,namespace=dns} 0.07",
+	}
+	got := series(t, reg, "podpilot_podautoscaler_forecast_load", "podpilot_podautoscaler_forecast_replicas", "podpilot_podautoscaler_forecast_wape_ratio")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("series (-want +got):\n%s", diff)
+	}
 }
