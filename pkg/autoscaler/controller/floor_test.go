@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
@@ -114,7 +115,7 @@ func TestTheHighestActiveFloorHoldsAndNamesItsWindow(t *testing.T) {
 	if diff := cmp.Diff([]string{"high", "low"}, names); diff != "" {
 		t.Errorf("active windows, highest floor first (-want +got):\n%s", diff)
 	}
-	if c := findCondition(pa, podpilotv1alpha1.ConditionScheduleActive); c == nil || !strings.Contains(c.Message, "schedule window high") {
+	if c := meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionScheduleActive); c == nil || !strings.Contains(c.Message, "schedule window high") {
 		t.Errorf("ScheduleActive = %+v, want it to name window high", c)
 	}
 }
@@ -142,7 +143,7 @@ func TestAnUnreadableScheduleSetsNoFloorSaysWhyAndWarnsOnce(t *testing.T) {
 	if got := condition(pa, podpilotv1alpha1.ConditionScheduleActive); got != "False InvalidSchedule" {
 		t.Errorf("ScheduleActive = %s", got)
 	}
-	if c := findCondition(pa, podpilotv1alpha1.ConditionScheduleActive); c == nil || !strings.Contains(c.Message, "Mars/Olympus_Mons") {
+	if c := meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionScheduleActive); c == nil || !strings.Contains(c.Message, "Mars/Olympus_Mons") {
 		t.Errorf("ScheduleActive = %+v, want it to name the time zone", c)
 	}
 	reasons, _ := f.events()
@@ -178,16 +179,7 @@ func TestRemovingTheSchedulesClearsTheirStatusAndCondition(t *testing.T) {
 	}
 	f.syncAt(now.Add(15 * time.Second))
 	pa = f.autoscaler()
-	if pa.Status.Schedules != nil || findCondition(pa, podpilotv1alpha1.ConditionScheduleActive) != nil {
-		t.Errorf("status.schedules = %+v, ScheduleActive = %+v; want neither", pa.Status.Schedules, findCondition(pa, podpilotv1alpha1.ConditionScheduleActive))
+	if pa.Status.Schedules != nil || meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionScheduleActive) != nil {
+		t.Errorf("status.schedules = %+v, ScheduleActive = %+v; want neither", pa.Status.Schedules, meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionScheduleActive))
 	}
-}
-
-func findCondition(pa *podpilotv1alpha1.PodAutoscaler, typ string) *metav1.Condition {
-	for i := range pa.Status.Conditions {
-		if pa.Status.Conditions[i].Type == typ {
-			return &pa.Status.Conditions[i]
-		}
-	}
-	return nil
 }

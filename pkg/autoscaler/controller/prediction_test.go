@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -130,7 +131,7 @@ func TestForecastOnlyWritesNoScaleAndSaysWhatItWouldHaveDone(t *testing.T) {
 	if n := f.scaleCalls()["update"]; n != 0 {
 		t.Errorf("%d scale updates, want 0", n)
 	}
-	c := findCondition(pa, podpilotv1alpha1.ConditionPredictionActive)
+	c := meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive)
 	if c == nil || c.Reason != ReasonForecastOnly || !strings.Contains(c.Message, "would have scaled to 4") {
 		t.Errorf("PredictionActive = %+v, want ForecastOnly saying it would have scaled to 4", c)
 	}
@@ -191,8 +192,8 @@ func TestTurningPredictionOffClearsItsStatusAndCondition(t *testing.T) {
 	}
 	f.syncAt(now.Add(15 * time.Second))
 	pa = f.autoscaler()
-	if pa.Status.Prediction != nil || findCondition(pa, podpilotv1alpha1.ConditionPredictionActive) != nil {
-		t.Errorf("status.prediction = %+v, PredictionActive = %+v; want neither", pa.Status.Prediction, findCondition(pa, podpilotv1alpha1.ConditionPredictionActive))
+	if pa.Status.Prediction != nil || meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive) != nil {
+		t.Errorf("status.prediction = %+v, PredictionActive = %+v; want neither", pa.Status.Prediction, meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive))
 	}
 }
 

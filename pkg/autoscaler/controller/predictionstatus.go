@@ -69,15 +69,21 @@ func (c *Controller) recordPrediction(tm *term, base, pa *podpilotv1alpha1.PodAu
 	setPredictionCondition(pa, pr, d, now)
 }
 
+// forecastReplicas is the forecast's proposal in e; 0 without one.
+func forecastReplicas(e decision.Explanation) int32 {
+	var r int32
+	for _, p := range e.Proposals {
+		if p.Source == decision.ForecastProposal {
+			r = max(r, p.Replicas)
+		}
+	}
+	return r
+}
+
 // predictionStatus is status.prediction for the round: the lead time, the newest model, the
 // forecast's proposal and each metric's forecast load (the load provisioned for) and accuracy.
 func predictionStatus(pr predictionRound, d decision.Decision, wape map[string]float64) *podpilotv1alpha1.PredictionStatus {
-	s := &podpilotv1alpha1.PredictionStatus{LeadTimeSeconds: int32(pr.lead / time.Second)}
-	for _, p := range d.Explanation.Proposals {
-		if p.Source == decision.ForecastProposal {
-			s.Replicas = max(s.Replicas, p.Replicas)
-		}
-	}
+	s := &podpilotv1alpha1.PredictionStatus{LeadTimeSeconds: int32(pr.lead / time.Second), Replicas: forecastReplicas(d.Explanation)}
 	for _, mf := range pr.metrics {
 		if mf.err != nil {
 			continue
@@ -146,6 +152,8 @@ func setPredictionCondition(pa *podpilotv1alpha1.PodAutoscaler, pr predictionRou
 		reason, msg = ReasonForecastOnly, fmt.Sprintf("the forecast in %s would have scaled to %d replicas (ForecastOnly writes no scale)", lead, e.WouldScaleTo)
 	case pr.mode == decision.ForecastOnly:
 		reason, msg = ReasonForecastOnly, fmt.Sprintf("the forecast in %s would not have raised the replicas", lead)
+	case len(e.Proposals) == 0:
+		reason, msg = ReasonForecastNotRaised, "no metric was read this round, so the decision holds and the forecast with it"
 	case e.ForecastRaised:
 		reason, msg = ReasonForecastRaised, fmt.Sprintf("the forecast in %s raised the proposal to %d replicas", lead, e.Proposed)
 	default:
