@@ -332,6 +332,9 @@ func (c *Controller) syncAndRequeue(ctx context.Context, tm *term, key cache.Obj
 	if pa, err := c.paLister.PodAutoscalers(key.Namespace).Get(key.Name); !apierrors.IsNotFound(err) {
 		next := c.nextRound(ctx, pa)
 		if pa != nil {
+			if w := untilWindowChange(pa, c.clock.Now()); w > 0 {
+				next = min(next, w) // a schedule window starts or ends before the next round (floor.go)
+			}
 			next = max(next, rescaleGap(pa)-c.clock.Since(tm.memory.lastRescale(key)))
 		}
 		tm.queue.AddAfter(key, next)

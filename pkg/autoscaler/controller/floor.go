@@ -164,4 +164,28 @@ func activeNames(s *podpilotv1alpha1.ScheduleStatus) []string {
 	return names
 }
 
+// untilWindowChange returns how long from now until a schedule window of pa starts or an active
+// one ends, as its status last said; 0 when none is ahead. A round is queued for that time, so a
+// floor holds from its window's start, not up to a sync period later.
+func untilWindowChange(pa *podpilotv1alpha1.PodAutoscaler, now time.Time) time.Duration {
+	s := pa.Status.Schedules
+	if s == nil || len(pa.Spec.Schedules) == 0 {
+		return 0
+	}
+	var times []time.Time
+	if s.Next != nil {
+		times = append(times, s.Next.Start.Time)
+	}
+	for _, o := range s.Active {
+		times = append(times, o.End.Time)
+	}
+	var d time.Duration
+	for _, t := range times {
+		if until := t.Sub(now); until > 0 && (d == 0 || until < d) {
+			d = until
+		}
+	}
+	return d
+}
+
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
