@@ -25,6 +25,9 @@ const historyOverlap = 2 * historyStep
 // fitTimeout bounds one refit: reading the history and fitting it.
 const fitTimeout = time.Minute
 
+// historyRetry is how long a history that could not be read stays so before it is read again.
+const historyRetry = time.Minute
+
 // errHistoryUnavailable means a metric's history could not be read; the forecast is then off.
 var errHistoryUnavailable = errors.New("history unavailable")
 
@@ -53,11 +56,13 @@ type fit struct {
 
 // models fits and shares the forecast models: one per distinct history (modelKey), fitted again
 // every refresh, never per round, whatever the number of PodAutoscalers on it. Its policy: a fit
-// or a refusal is reused for refresh from when its read started; a history that could not be read
-// is reused as such for refresh too, so a failing Prometheus costs one read per key per refresh;
-// one refit per key runs at a time, bounded by fitTimeout; a round waits for it within its own
-// deadline. It keeps the last history read per key, so that a refit reads only the values since
-// (and historyOverlap), and drops a key's history when no refit asked for it for three refreshes.
+// or a refusal (history too short, gappy, not seasonal) is reused for refresh from when its read
+// started; a history that could not be read is read again after historyRetry, so a failing
+// Prometheus costs one read per key per historyRetry, and a blip costs the forecast a minute, not
+// a refresh; one refit per key runs at a time, bounded by fitTimeout, and a round waits for it
+// within its own deadline. It keeps the last history read per key, so that a refit reads only the
+// values since (and historyOverlap), and drops a key's history and fit when no refit read it for
+// three refreshes.
 type models struct {
 	source  metrics.HistorySource
 	clock   clock.PassiveClock
@@ -68,10 +73,11 @@ type models struct {
 	held map[modelKey]heldHistory
 }
 
-// heldHistory is the history last read for a key, and when.
+// heldHistory is the history last read for a key, when, and what its fit made of it.
 type heldHistory struct {
 	series forecast.Series
 	read   time.Time
+	fit    fit
 }
 
 // newModels returns the models read from source, refitted every refresh; nil without a source.
@@ -79,7 +85,7 @@ func newModels(source metrics.HistorySource, clk clock.PassiveClock, refresh tim
 	if source == nil {
 		return nil, nil
 	}
-	g, err := flight.New[modelKey, fit](clk, flight.Policy{MaxAge: refresh, KeepErrors: true, Timeout: fitTimeout})
+	g, err := flight.New[modelKey, fit](clk, flight.Policy{MaxAge: min(historyRetry, refresh), KeepErrors: true, Timeout: fitTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("build forecast model cache: %w", err)
 	}
@@ -95,10 +101,14 @@ func (m *models) get(ctx context.Context, p historyPlan) (fit, error) {
 	return a.Value, err
 }
 
-// refit reads the history of p up to now (the part since the history held, when there is one)
-// and fits it. Each value is the load around its time: the query is evaluated half a step later.
+// refit returns the fit of p's history made less than a refresh ago, or reads the history up to
+// now (the part since the history held, when there is one) and fits it. Each value is the load
+// around its time: the query is evaluated half a step later.
 func (m *models) refit(ctx context.Context, p historyPlan) (fit, error) {
 	now := m.clock.Now()
+	if f, ok := m.recentFit(p.key, now); ok {
+		return f, nil
+	}
 	end := now.Add(-historyStep / 2).Truncate(historyStep)
 	start := end.Add(-p.key.window)
 	s := m.heldFrom(p.key, start, end)
@@ -114,12 +124,20 @@ func (m *models) refit(ctx context.Context, p historyPlan) (fit, error) {
 		return fit{}, fmt.Errorf("read the history of %s in namespace %s: %w: %w", p.key.Metric, p.key.Namespace, errHistoryUnavailable, err)
 	}
 	s.Values = append(s.Values, values...)
-	m.keep(p.key, s, now)
-	model, err := forecast.Fit(s, forecast.HoltWinters)
-	if err != nil {
-		return fit{refused: fmt.Errorf("fit the history of %s: %w", p.key.Metric, err), at: now}, nil
+	f := fit{at: now}
+	if f.model, err = forecast.Fit(s, forecast.HoltWinters); err != nil {
+		f.refused = fmt.Errorf("fit the history of %s: %w", p.key.Metric, err)
 	}
-	return fit{model: model, at: now}, nil
+	m.keep(p.key, heldHistory{series: s, read: now, fit: f})
+	return f, nil
+}
+
+// recentFit returns key's fit if it was made less than a refresh before now.
+func (m *models) recentFit(key modelKey, now time.Time) (fit, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h, ok := m.held[key]
+	return h.fit, ok && now.Sub(h.fit.at) < m.refresh
 }
 
 // heldFrom returns the history held for key from start on, without its last historyOverlap, or
@@ -142,14 +160,13 @@ func (m *models) heldFrom(key modelKey, start, end time.Time) forecast.Series {
 	return forecast.Series{Start: start, Step: historyStep, Values: values}
 }
 
-// keep holds s as key's history read at now, and drops the histories no refit read for three
-// refreshes.
-func (m *models) keep(key modelKey, s forecast.Series, now time.Time) {
+// keep holds h as key's history, and drops the histories no refit read for three refreshes.
+func (m *models) keep(key modelKey, h heldHistory) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.held[key] = heldHistory{series: s, read: now}
-	for k, h := range m.held {
-		if now.Sub(h.read) > 3*m.refresh {
+	m.held[key] = h
+	for k, old := range m.held {
+		if h.read.Sub(old.read) > 3*m.refresh {
 			delete(m.held, k)
 		}
 	}

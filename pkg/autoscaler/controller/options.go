@@ -149,7 +149,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.PredictionRefresh, "autoscaler-prediction-refresh", o.PredictionRefresh,
 		"How often the forecast of PodAutoscalers with spec.prediction is fitted again on the metric's Prometheus history: once per "+
 			"distinct namespace, metric and selector (shared by every PodAutoscaler on it), reading only the history since the last fit; "+
-			"never per round. A history that could not be read or fitted is tried again after it too.")
+			"never per round. A history too short, gappy or not seasonal is tried again after it too; one that could not be read, after a minute.")
 }
 
 // Validate returns every problem with the options.

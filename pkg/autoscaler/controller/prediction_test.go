@@ -158,7 +158,7 @@ func TestAHistoryTooShortTurnsTheForecastOffWithTheRefusalsReason(t *testing.T) 
 	}
 }
 
-func TestAnUnreadableHistoryTurnsTheForecastOffAndIsReadAgainOnlyAfterTheRefresh(t *testing.T) {
+func TestAnUnreadableHistoryTurnsTheForecastOffAndIsReadAgainAfterAMinute(t *testing.T) {
 	h := &fakeHistory{load: eveningRush, err: errProm}
 	f := newPredictionFixture(t, h, predicting(podpilotv1alpha1.PredictionScaleOut))
 	f.syncAt(now)
@@ -171,14 +171,14 @@ func TestAnUnreadableHistoryTurnsTheForecastOffAndIsReadAgainOnlyAfterTheRefresh
 		t.Errorf("replicas = %d, want the metrics' 1", got)
 	}
 	if n := len(h.requests()); n != 1 {
-		t.Errorf("%d history reads in two rounds within the refresh, want 1", n)
+		t.Errorf("%d history reads in two rounds within a minute, want 1", n)
 	}
 	h.mu.Lock()
 	h.err = nil
 	h.mu.Unlock()
-	f.syncAt(now.Add(DefaultPredictionRefresh + time.Second))
+	f.syncAt(now.Add(historyRetry + time.Second))
 	if got := condition(f.autoscaler(), podpilotv1alpha1.ConditionPredictionActive); !strings.HasPrefix(got, "True") {
-		t.Errorf("PredictionActive after the refresh = %s, want True", got)
+		t.Errorf("PredictionActive a minute later = %s, want True", got)
 	}
 }
 
@@ -208,7 +208,14 @@ func TestModelsAreSharedPerDistinctHistoryAndARefitReadsOnlyTheTail(t *testing.T
 			t.Fatal(err)
 		}
 	}
-	f.clock.Step(DefaultPredictionRefresh)
+	f.clock.Step(2 * historyRetry)
+	if _, err := f.ctrl.models.get(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.requests()); n != 1 {
+		t.Errorf("%d history reads within the refresh, want 1: the fit is reused", n)
+	}
+	f.clock.Step(DefaultPredictionRefresh - 2*historyRetry)
 	got, err := f.ctrl.models.get(t.Context(), p)
 	if err != nil || got.model == nil {
 		t.Fatalf("refit: %+v, %v", got, err)
