@@ -85,6 +85,10 @@ func TestForecastScalesOutBeforeTheLoadAndForecastOnlyWritesNothing(t *testing.T
 		load.Set(1000)
 	}
 	backfill(ctx, t, ns, 3*24*time.Hour, map[string]func(time.Time) float64{"web": dailyRush(rampAt), "shadow": dailyRush(rampAt)})
+	framework.WaitFor(ctx, t, time.Minute, "the metric served again after Prometheus's restart", func(ctx context.Context) (bool, string, error) {
+		_, err := cluster.Client.CoreV1().RESTClient().Get().AbsPath("/apis/custom.metrics.k8s.io/v1beta2/namespaces", ns, "pods", "*", "zdns_vanguard_qps").DoRaw(ctx)
+		return err == nil, fmt.Sprint(err), nil
+	})
 
 	prediction := func(mode string) string {
 		return fmt.Sprintf("  prediction: {mode: %s, historyDays: 3, leadTimeSeconds: 900}\n", mode)
