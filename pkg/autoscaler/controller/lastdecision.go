@@ -10,12 +10,13 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 )
 
-// Bounds of status.lastDecision, the schema's.
+// Bounds of status.lastDecision and status.prediction, the schema's.
 const (
-	maxProposals     = 44
-	maxChanges       = 4
-	maxProposalName  = 512
-	maxChangeMessage = 256
+	maxForecastMetrics = 42
+	maxProposals       = 44
+	maxChanges         = 4
+	maxProposalName    = 512
+	maxChangeMessage   = 256
 )
 
 // explainDecision records in pa's status what the round's forecast did and how its decision was

@@ -98,7 +98,7 @@ func predictionStatus(pr predictionRound, d decision.Decision, wape map[string]f
 		if w, ok := wape[mf.name]; ok && !math.IsNaN(w) {
 			f.WAPEPercent = ptr.To(int32(math.Round(min(w, 100) * 100)))
 		}
-		if len(s.Metrics) < 42 {
+		if len(s.Metrics) < maxForecastMetrics {
 			s.Metrics = append(s.Metrics, f)
 		}
 	}
