@@ -48,8 +48,8 @@ image: build ## Build podpilot's image offline (no Docker): _output/images/podpi
 	IMAGE_TAG=$(IMAGE_TAG) VERSION=$(VERSION) hack/build-image.sh podpilot
 
 .PHONY: images
-images: image ## Build every image the real node runs: podpilot's and the pause image (see hack/build-image.sh).
-	IMAGE_TAG=$(IMAGE_TAG) VERSION=$(VERSION) hack/build-image.sh pause
+images: image ## Build every image the real node runs: podpilot's, the pause image and the demo's workload (see hack/build-image.sh).
+	IMAGE_TAG=$(IMAGE_TAG) VERSION=$(VERSION) hack/build-image.sh pause workload
 
 .PHONY: test
 test: test-unit test-e2e ## Run the unit tests, then the e2e tests on a real local control plane.
@@ -77,8 +77,8 @@ fuzz: ## Fuzz the selector → PromQL path, the rule loader and the Prometheus a
 	go test -run '^$$' -fuzz '^FuzzDecodeAnswer$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/provider/prometheus/
 
 .PHONY: demo
-demo: tools build ## Run the demo on a local control plane.
-	hack/demo.sh
+demo: tools build ## Run the demo: on a real node if this machine can run containers (hack/node-preflight.sh; installs the node's tools and builds the images), else on the kwok node.
+	IMAGE_TAG=$(IMAGE_TAG) VERSION=$(VERSION) hack/demo.sh
 
 BENCH_FLAGS ?=
 

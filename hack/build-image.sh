@@ -29,6 +29,7 @@ CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt
 IMAGES="
 podpilot ./cmd/adapter  ca
 pause    ./test/pause   -
+workload ./test/workload -
 "
 
 # image_ref NAME prints the reference NAME's image is tagged with. The pause

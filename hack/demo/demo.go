@@ -29,6 +29,12 @@ const (
 	exporterName     = "demo-load"
 )
 
+// The nodes the demo runs on (--node).
+const (
+	nodeKwok = "kwok"
+	nodeReal = "real"
+)
+
 // shortenedArgs shorten podpilot's periods so that the demo fits in a few
 // minutes; the defaults are 1m, 15s, 5m and 5m. Without the last, a new
 // pod's cpu would be ignored for the first minute (the 1m rate window).
@@ -47,19 +53,31 @@ type demo struct {
 	cluster *framework.Cluster
 	pp      *framework.Podpilot
 	client  versioned.Interface
-	// load makes the profile's queries happen (kwokLoad on the kwok node).
+	// load makes the profile's queries happen: kwokLoad on the kwok node,
+	// nodeLoad on the real node.
 	load offeredLoad
 	// resources says whether the PodAutoscaler kept the example's cpu and memory targets.
 	resources bool
 	samples   []sample
 	began     time.Time
+	// profileStart is when the load profile started.
+	profileStart time.Time
+	// rescaleReasons are the PodAutoscaler's SuccessfulRescale events.
+	rescaleReasons []string
+	// podpilotPeak is the most one of podpilot's pods used during the
+	// profile (real node).
+	podpilotPeak footprint
+	// guardPackets is what the real node's guards dropped by the end.
+	guardPackets int64
 }
+
+// real says whether the demo runs on the real node.
+func (d *demo) real() bool { return d.opts.node == nodeReal }
 
 func (d *demo) run(ctx context.Context) (err error) {
 	d.began = time.Now()
-	d.binary = filepath.Join(framework.RepoRoot(), "bin", "podpilot")
-	if _, err := os.Stat(d.binary); err != nil {
-		return fmt.Errorf("%w: %s not found; run `make demo`, which builds it first", errPrerequisite, d.binary)
+	if err := d.checkPrerequisites(); err != nil {
+		return err
 	}
 	d.printHeader()
 	if err := d.up(ctx); err != nil {
@@ -72,10 +90,7 @@ func (d *demo) run(ctx context.Context) (err error) {
 		}
 		d.down()
 	}()
-	if err := d.startPodpilot(ctx); err != nil {
-		return err
-	}
-	if err := d.startWorkload(ctx); err != nil {
+	if err := d.setUp(ctx); err != nil {
 		return err
 	}
 	if err := d.applyAutoscaler(ctx); err != nil {
@@ -84,13 +99,56 @@ func (d *demo) run(ctx context.Context) (err error) {
 	if err := d.drive(ctx); err != nil {
 		return err
 	}
+	if err := d.readGuards(ctx); err != nil {
+		return err
+	}
+	reasons, evErr := d.readRescales(ctx)
+	if evErr != nil {
+		reasons = []string{evErr.Error()}
+	}
+	d.rescaleReasons = reasons
 	verdict := d.verdict()
 	d.printSummary(time.Since(d.began), verdict)
 	if err := writeSVG(d.opts.svgPath, d.samples, d.chartNotes()); err != nil {
 		return err
 	}
 	fmt.Fprintf(d.out, "Chart of this run: %s\n", d.opts.svgPath)
+	if err := d.guardsHeld(); err != nil {
+		return err
+	}
 	return verdict
+}
+
+// checkPrerequisites checks that what the demo runs was built: bin/podpilot
+// on the kwok node, the images on the real node.
+func (d *demo) checkPrerequisites() error {
+	if d.real() {
+		for _, name := range nodeImages {
+			if _, err := os.Stat(imageTarball(name)); err != nil {
+				return fmt.Errorf("%w: %s not found; run `make demo`, or `make images` first", errPrerequisite, imageTarball(name))
+			}
+		}
+		return nil
+	}
+	d.binary = filepath.Join(framework.RepoRoot(), "bin", "podpilot")
+	if _, err := os.Stat(d.binary); err != nil {
+		return fmt.Errorf("%w: %s not found; run `make demo`, which builds it first", errPrerequisite, d.binary)
+	}
+	return nil
+}
+
+// setUp installs podpilot and starts the workload at no load.
+func (d *demo) setUp(ctx context.Context) error {
+	if d.real() {
+		if err := d.installChart(ctx); err != nil {
+			return err
+		}
+		return d.startNodeWorkload(ctx)
+	}
+	if err := d.startPodpilot(ctx); err != nil {
+		return err
+	}
+	return d.startWorkload(ctx)
 }
 
 // up tears down what an earlier demo left in the state directory and starts a
@@ -110,8 +168,14 @@ func (d *demo) up(ctx context.Context) error {
 	if d.client, err = versioned.NewForConfig(c.Config); err != nil {
 		return fmt.Errorf("build podpilot clientset: %w", err)
 	}
-	d.step("Control plane up in %s: etcd, kube-apiserver, kube-controller-manager, kwok node %s, Prometheus",
-		time.Since(start).Round(100*time.Millisecond), c.KwokNode)
+	took := time.Since(start).Round(100 * time.Millisecond)
+	if d.real() {
+		d.step("Control plane up in %s: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, Prometheus,\n"+
+			"and the real node %s (kubelet, containerd, runc, kube-proxy) on the bridge %s;\nguards drop and count any packet that would leave the machine (%s)",
+			took, c.Node.Name, c.Node.IP, c.Node.GuardChain)
+		return nil
+	}
+	d.step("Control plane up in %s: etcd, kube-apiserver, kube-controller-manager, kwok node %s, Prometheus", took, c.KwokNode)
 	return nil
 }
 
@@ -129,7 +193,11 @@ func (d *demo) quietUp(ctx context.Context) (*framework.Cluster, error) {
 	defer logf.Close()
 	stderr := os.Stderr
 	os.Stderr = logf // framework.Up sends hack/local-up.sh's output to os.Stderr
-	c, err := framework.Up(ctx, d.opts.stateDir, "")
+	up := framework.Up
+	if d.real() {
+		up = framework.UpRealNode
+	}
+	c, err := up(ctx, d.opts.stateDir, "")
 	os.Stderr = stderr
 	if err != nil {
 		out, _ := os.ReadFile(logPath)

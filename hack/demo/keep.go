@@ -10,10 +10,12 @@ import (
 	"syscall"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/podpilot/podpilot/test/e2e/framework"
 	"github.com/podpilot/podpilot/test/exporter"
+	"github.com/podpilot/podpilot/test/loadgen"
 )
 
 // loadName names the left-behind load's pid and log files in the state directory.
@@ -28,11 +30,19 @@ func (d *demo) keep(ctx context.Context) error {
 		d.down()
 		return err
 	}
-	settle := settleQPS()
 	ns, state := d.namespace, rel(d.opts.stateDir)
-	fmt.Fprintf(d.out, `The cluster, podpilot and a load of %.0f qps keep running (--keep).
+	load := fmt.Sprintf("a load of %.0f qps", settleQPS())
+	var podpilot string
+	if !d.real() {
+		podpilot = "podpilot log: " + rel(d.pp.LogPath)
+	} else {
+		load += fmt.Sprintf(" (for %s, to the Service's ClusterIP)", keptLoadFor)
+		podpilot = fmt.Sprintf("podpilot: kubectl -n %s get pods; kubectl -n %s logs -l app.kubernetes.io/name=podpilot",
+			framework.PodpilotNamespace, framework.PodpilotNamespace)
+	}
+	fmt.Fprintf(d.out, `The cluster, podpilot and %s keep running (--keep).
   kubeconfig: %s        (or: source %s/env)
-  podpilot log: %s
+  %s
 
 Try:
   export KUBECONFIG=%s
@@ -40,9 +50,10 @@ Try:
   kubectl describe ppa %s -n %s
   kubectl get --raw '%s'
   kubectl get pods -n %s -o wide
+  kubectl top pods -n %s
 
 Stop everything with: hack/local-down.sh %s
-`, settle, d.cluster.Kubeconfig, state, rel(d.pp.LogPath), d.cluster.Kubeconfig, ns, autoscaler, ns, servedPath(ns), ns, state)
+`, load, d.cluster.Kubeconfig, state, podpilot, d.cluster.Kubeconfig, ns, autoscaler, ns, servedPath(ns), ns, ns, state)
 	return nil
 }
 
@@ -82,9 +93,12 @@ func (d *demo) handOverLoad(ctx context.Context) error {
 	return nil
 }
 
+// keptLoadFor bounds the load --keep leaves behind on the real node.
+const keptLoadFor = 15 * time.Minute
+
 // serveLoad is the left-behind load: it connects to the cluster in stateDir,
-// serves the settle phase's load for vg1-vanguard (and cpu/memory series if
-// resources) until it is told to stop, and records its pid for
+// makes the settle phase's load for vg1-vanguard until it is told to stop
+// (on the real node: for keptLoadFor at most), and records its pid for
 // hack/local-down.sh, which stops it only because stateDir is in its
 // command line.
 func serveLoad(ctx context.Context, stateDir string, resources bool) error {
@@ -92,6 +106,20 @@ func serveLoad(ctx context.Context, stateDir string, resources bool) error {
 	if err != nil {
 		return fmt.Errorf("connect to the cluster in %s: %w", stateDir, err)
 	}
+	pidFile := filepath.Join(stateDir, "pids", loadName+".pid")
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return fmt.Errorf("record the load's pid: %w", err)
+	}
+	defer func() { _ = os.Remove(pidFile) }() // local-down ignores a stale pid file
+	if c.Node.Name != "" {
+		return sendSettleLoad(ctx, c)
+	}
+	return serveKwokLoad(ctx, c, resources)
+}
+
+// serveKwokLoad serves the settle phase's counter (and cpu/memory series if
+// resources) for the kwok pods until ctx is done.
+func serveKwokLoad(ctx context.Context, c *framework.Cluster, resources bool) error {
 	exp, err := exporter.Serve(clock.RealClock{})
 	if err != nil {
 		return fmt.Errorf("start the exporter: %w", err)
@@ -107,12 +135,31 @@ func serveLoad(ctx context.Context, stateDir string, resources bool) error {
 	if err := exp.RegisterTarget(c.TargetsDir, exporterName); err != nil {
 		return fmt.Errorf("register the exporter with Prometheus: %w", err)
 	}
-	pidFile := filepath.Join(stateDir, "pids", loadName+".pid")
-	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		return fmt.Errorf("record the load's pid: %w", err)
-	}
-	defer func() { _ = os.Remove(pidFile) }() // local-down ignores a stale pid file
 	fmt.Printf("serving %.0f qps for %s/%s from %s until SIGTERM\n", settleQPS(), demoNamespace, workload, exp.Addr)
 	<-ctx.Done()
+	return nil
+}
+
+// sendSettleLoad sends the settle phase's rate to vg1-vanguard's Service on
+// the real node for keptLoadFor, or until ctx is done.
+func sendSettleLoad(ctx context.Context, c *framework.Cluster) error {
+	svc, err := c.Client.CoreV1().Services(demoNamespace).Get(ctx, workload, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get service %s/%s: %w", demoNamespace, workload, err)
+	}
+	url := "http://" + svc.Spec.ClusterIP + "/query"
+	cfg := loadgen.DefaultConfig(url)
+	cfg.MaxDuration = keptLoadFor
+	gen, err := loadgen.New(cfg, clock.RealClock{})
+	if err != nil {
+		return fmt.Errorf("load generator for %s: %w", url, err)
+	}
+	fmt.Printf("sending %.0f qps to %s for %s or until SIGTERM\n", settleQPS(), url, keptLoadFor)
+	settle := loadgen.Profile{{Name: "settle", Duration: keptLoadFor, From: settleQPS(), To: settleQPS()}}
+	counts, err := gen.Run(ctx, settle, nil)
+	fmt.Printf("sent %d requests: %d answered, %d failed, %d skipped\n", counts.Sent, counts.Answered, counts.Failed, counts.Skipped)
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("send the load to %s: %w", url, err)
+	}
 	return nil
 }

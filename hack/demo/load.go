@@ -18,6 +18,9 @@ type offeredLoad interface {
 	offer(ctx context.Context, total float64)
 	// stop stops the load; the series keep their last values.
 	stop()
+	// describe says in one line what the load did so far ("" if nothing
+	// worth saying).
+	describe() string
 }
 
 var (
@@ -70,6 +73,8 @@ func (l *kwokLoad) offer(ctx context.Context, total float64) {
 	l.usage.Set(cpuCores(framework.PerPod(total, len(pods))), podMemoryBytes)
 }
 
+func (l *kwokLoad) describe() string { return "" }
+
 func (l *kwokLoad) stop() {
 	if l.usage != nil {
 		l.usage.Stop()
@@ -82,6 +87,7 @@ func (l *kwokLoad) stop() {
 // profile's queries to the workload's Service, kube-proxy spreads them over
 // the Ready pods, and each pod counts what it answered.
 type nodeLoad struct {
+	url    string
 	gen    *loadgen.Generator
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -94,7 +100,7 @@ func newNodeLoad(url string) (*nodeLoad, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load generator for %s: %w", url, err)
 	}
-	return &nodeLoad{gen: gen}, nil
+	return &nodeLoad{url: url, gen: gen}, nil
 }
 
 // offer starts the whole profile at the first call: the generator keeps its
@@ -113,6 +119,17 @@ func (l *nodeLoad) offer(ctx context.Context, _ float64) {
 
 // counts are the requests sent so far and how they were answered.
 func (l *nodeLoad) counts() loadgen.Counts { return l.gen.Counts() }
+
+// describe sums up the requests sent so far and how they were answered.
+func (l *nodeLoad) describe() string {
+	c := l.counts()
+	out := fmt.Sprintf("test/loadgen sent %d requests of %d queries to %s: %d answered, %d failed, %d skipped (in flight)",
+		c.Sent, loadgen.DefaultConfig(l.url).Batch, l.url, c.Answered, c.Failed, c.Skipped)
+	if f := l.gen.LastFailure(); f != "" {
+		out += "; last failure: " + f
+	}
+	return out
+}
 
 func (l *nodeLoad) stop() {
 	if l.done == nil {

@@ -38,6 +38,7 @@ const tick = 5 * time.Second
 func (d *demo) drive(ctx context.Context) error {
 	fmt.Fprintf(d.out, "\n%s\n", tableHeader())
 	start := time.Now()
+	d.profileStart = start
 	every := time.NewTicker(time.Second)
 	defer every.Stop()
 	shown, nextRow := -1, time.Duration(0)
@@ -72,8 +73,14 @@ func (d *demo) drive(ctx context.Context) error {
 	}
 }
 
-// verdict checks that the run showed the scaling the demo is about.
+// verdict checks that the run showed the scaling the demo is about. On the
+// kwok node: a scale-up to at least 4 replicas during the hold and at most 2
+// at the end. On the real node, where the pods are real, the whole story:
+// 1→5→1, all 5 pods Ready during the hold, and each of them serving queries.
 func (d *demo) verdict() error {
+	if d.real() {
+		return realVerdict(d.samples)
+	}
 	var peak int32
 	end := d.samples[len(d.samples)-1].current
 	for _, s := range d.samples {
@@ -86,6 +93,31 @@ func (d *demo) verdict() error {
 		return fmt.Errorf("%w: %s peaked at %d replicas during the hold, want at least 4", errNoScaling, workload, peak)
 	case end > 2:
 		return fmt.Errorf("%w: %s ended at %d replicas, want at most 2", errNoScaling, workload, end)
+	}
+	return nil
+}
+
+// realVerdict is the verdict on the real node.
+func realVerdict(samples []sample) error {
+	var peak, peakReady int32
+	served := false // a tick saw maxReplicas pods each serving queries
+	for _, s := range samples {
+		if s.phase != "hold" {
+			continue
+		}
+		peak, peakReady = max(peak, s.current), max(peakReady, s.ready)
+		served = served || (s.servedOK && s.servedPods >= maxReplicas && s.servedMin > 0)
+	}
+	end := samples[len(samples)-1]
+	switch {
+	case peak < maxReplicas:
+		return fmt.Errorf("%w: %s peaked at %d replicas during the hold, want %d", errNoScaling, workload, peak, maxReplicas)
+	case peakReady < maxReplicas:
+		return fmt.Errorf("%w: at most %d of %s's %d pods were Ready during the hold", errNoScaling, peakReady, workload, maxReplicas)
+	case !served:
+		return fmt.Errorf("%w: %s's %d pods never all served queries during the hold", errNoScaling, workload, maxReplicas)
+	case end.current > minReplicas:
+		return fmt.Errorf("%w: %s ended at %d replicas, want %d", errNoScaling, workload, end.current, minReplicas)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -149,6 +150,67 @@ func TestVerdict(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("verdict() = %q, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestRealVerdict(t *testing.T) {
+	// serving marks every sample of a phase as its Ready pods each serving.
+	serving := func(p []sample) []sample {
+		for i := range p {
+			p[i].servedOK, p[i].servedPods, p[i].servedMin = true, int(p[i].ready), 800
+		}
+		return p
+	}
+	// readyAt sets every sample of a phase to ready Ready pods.
+	readyAt := func(ready int32, p []sample) []sample {
+		for i := range p {
+			p[i].ready = ready
+		}
+		return p
+	}
+	tests := []struct {
+		name    string
+		samples []sample
+		wantErr string // "" means the demo passed
+	}{
+		{
+			name:    "1→5→1 with all five pods Ready and serving during the hold: ok",
+			samples: series(phaseOf("ramp", 1, 3), serving(phaseOf("hold", 5, 5)), phaseOf("fall", 5), phaseOf("settle", 2, 1)),
+		},
+		{
+			name:    "4 during the hold is no longer enough on the real node: the example's maximum is 5",
+			samples: series(phaseOf("ramp", 1, 3), serving(phaseOf("hold", 4, 4)), phaseOf("settle", 1)),
+			wantErr: "vg1-vanguard peaked at 4 replicas during the hold, want 5",
+		},
+		{
+			name:    "five replicas of which four ever became Ready is a failed start-up",
+			samples: series(phaseOf("ramp", 1), serving(readyAt(4, phaseOf("hold", 5, 5))), phaseOf("settle", 1)),
+			wantErr: "at most 4 of vg1-vanguard's 5 pods were Ready during the hold",
+		},
+		{
+			name:    "a new pod that serves nothing means the Service never sent it traffic",
+			samples: series(phaseOf("ramp", 1), phaseOf("hold", 5, 5), phaseOf("settle", 1)),
+			wantErr: "vg1-vanguard's 5 pods never all served queries during the hold",
+		},
+		{
+			name:    "ending at 2 is not back to the example's minimum of 1",
+			samples: series(phaseOf("ramp", 1), serving(phaseOf("hold", 5)), phaseOf("settle", 3, 2)),
+			wantErr: "vg1-vanguard ended at 2 replicas, want 1",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := (&demo{opts: options{node: nodeReal}, samples: tt.samples}).verdict()
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("verdict() = %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, errNoScaling) || !strings.Contains(fmt.Sprint(err), tt.wantErr) {
+				t.Errorf("verdict() = %v, want errNoScaling containing %q", err, tt.wantErr)
 			}
 		})
 	}

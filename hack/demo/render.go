@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// header explains what the demo shows before anything starts.
+// header explains what the demo shows before anything starts; nodeText
+// fills in the node.
 const header = `
 podpilot demo
 =============
@@ -15,19 +16,33 @@ podpilot is one process with both halves of autoscaling on Prometheus data:
      Prometheus as an aggregated APIService, read by anyone through the kube-apiserver;
   2. an embedded autoscaler: the HPA algorithm for its own PodAutoscaler resource
      (kubectl get ppa), scaling Deployments and StatefulSets.
+%s
+Set-up:
+`
 
+// nodeText is the header's paragraph about the node and the workload.
+var nodeText = map[string]string{
+	nodeKwok: `
 On a real local control plane (etcd, kube-apiserver, kube-controller-manager, a kwok node,
 Prometheus), the design seed's example runs: PodAutoscaler hpa-vg1-vanguard keeps Deployment
 vg1-vanguard between 1 and 5 pods at 2000 zdns_vanguard_qps per pod, while the demo offers
 0 → 12000 → 1000 qps, spread evenly over the running pods. About 4–5 minutes.
-
-Set-up:
-`
+`,
+	nodeReal: `
+On a real local control plane with a real kubelet node (containerd, runc, kube-proxy, a CNI
+bridge), podpilot is installed by its Helm chart as two pods, and the design seed's example runs
+unchanged: PodAutoscaler hpa-vg1-vanguard keeps Deployment vg1-vanguard (test/workload: it answers
+queries and spends cpu and memory on them) between 1 and 5 pods at 2000 zdns_vanguard_qps per pod,
+cpu Utilization 50% and memory 256Mi, while the demo sends 0 → 12000 → 1000 qps to its Service.
+New pods start, become Ready and take traffic. About 5–6 minutes.
+`,
+}
 
 // tableLegend explains the columns once, under the set-up lines.
 const tableLegend = `
 Load profile, one row every 5s (time = since the profile started):
-  offered      total qps the demo sends, and its share per running pod
+  offered      total qps the demo sends, and its share per pod that takes traffic
+               (the Ready pods on the real node, where the Service sends only to them)
   served/pod   zdns_vanguard_qps averaged over the pods, as the custom metrics API serves it
                through the kube-apiserver (what the autoscaler reads):
                GET %s?labelSelector=app=%s
@@ -43,7 +58,7 @@ change by up to a minute; the autoscaler sees the same lag.`
 const rowFormat = "%5s  %-6s  %7s  %11s  %10s  %4s  %7s  %7s  %-11s  %s"
 
 func (d *demo) printHeader() {
-	fmt.Fprint(d.out, header)
+	fmt.Fprintf(d.out, header, nodeText[d.opts.node])
 }
 
 func tableHeader() string {
@@ -109,11 +124,23 @@ func (d *demo) printSummary(took time.Duration, verdict error) {
 	fmt.Fprintf(d.out, "  peak:         %d replicas during the hold (max %d), served qps peaked at %.0f per pod\n", peakHold, maxReplicas, maxServed)
 	fmt.Fprintf(d.out, "  end:          %s at %.0f qps offered (%.0f served per pod)\n", replicasString(last.current), last.offered, last.served)
 	fmt.Fprintf(d.out, "  metrics:      %s\n", d.metricsNote())
+	for _, r := range d.rescaleReasons {
+		fmt.Fprintf(d.out, "  decided by:   %s\n", r)
+	}
+	if d.load != nil {
+		if l := d.load.describe(); l != "" {
+			fmt.Fprintf(d.out, "  load:         %s\n", l)
+		}
+	}
+	if d.real() {
+		fmt.Fprintf(d.out, "  podpilot:     %s during the profile (2 pods; metrics.k8s.io)\n", d.podpilotPeak)
+		fmt.Fprintf(d.out, "  guards:       %d packets would have left the machine\n", d.guardPackets)
+	}
 	if verdict != nil {
 		fmt.Fprintf(d.out, "  result:       FAILED: %v\n\n", verdict)
 		return
 	}
-	fmt.Fprintf(d.out, "  result:       OK: scaled up to %d on zdns_vanguard_qps and back down to %d once the load fell\n\n", peakHold, last.current)
+	fmt.Fprintf(d.out, "  result:       OK: scaled up to %d and back down to %d once the load fell\n\n", peakHold, last.current)
 }
 
 func replicasString(n int32) string {
@@ -125,6 +152,9 @@ func replicasString(n int32) string {
 
 // metricsNote says which of the example's metrics the PodAutoscaler follows.
 func (d *demo) metricsNote() string {
+	if d.real() {
+		return "zdns_vanguard_qps 2000/pod, cpu 50%, memory 256Mi (the containers' own, from cAdvisor via podpilot's metrics.k8s.io)"
+	}
 	if d.resources {
 		return "zdns_vanguard_qps 2000/pod, cpu 50%, memory 256Mi (cpu and memory from metrics.k8s.io)"
 	}
@@ -133,10 +163,16 @@ func (d *demo) metricsNote() string {
 
 // chartNotes is the chart's subtitle, one string a line.
 func (d *demo) chartNotes() []string {
-	return []string{
+	notes := []string{
 		fmt.Sprintf("PodAutoscaler %s (%s) on Deployment %s, %d–%d replicas",
 			autoscaler, examplePath, workload, minReplicas, maxReplicas),
 		"metrics: " + d.metricsNote(),
-		"podpilot: default rules (qps = rate over 1m); sync 5s, downscale stabilization 30s (shortened for the demo)",
 	}
+	const periods = "qps = rate over 1m; sync 5s, downscale stabilization 30s (shortened for the demo)"
+	if d.real() {
+		return append(notes, "real node: test/workload pods (kubelet, containerd); the load goes to the Service's ClusterIP through kube-proxy",
+			"podpilot: 2 pods installed by charts/podpilot; "+periods)
+	}
+	return append(notes, "kwok node: the pods run nothing; a host exporter plays their counter, cpu and memory",
+		"podpilot: bin/podpilot on the host; "+periods)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -135,6 +136,9 @@ func TestPrintSummary(t *testing.T) {
 		name      string
 		samples   []sample
 		resources bool
+		node      string
+		reasons   []string
+		load      offeredLoad
 		verdict   error
 		want      []string
 	}{
@@ -147,7 +151,7 @@ func TestPrintSummary(t *testing.T) {
 				"  peak:         5 replicas during the hold (max 5), served qps peaked at 2951 per pod",
 				"  end:          1 replica at 1000 qps offered (480 served per pod)",
 				"  metrics:      zdns_vanguard_qps 2000/pod (the example's cpu/memory targets were left out: no metrics.k8s.io)",
-				"  result:       OK: scaled up to 5 on zdns_vanguard_qps and back down to 1 once the load fell",
+				"  result:       OK: scaled up to 5 and back down to 1 once the load fell",
 			},
 		},
 		{
@@ -168,11 +172,26 @@ func TestPrintSummary(t *testing.T) {
 			verdict: errors.New("no scaling"),
 			want:    []string{"  rescales:     \n"},
 		},
+		{
+			name:    "on the real node the summary names the containers' metrics, what decided each rescale, what the load did, and the guards",
+			samples: ok,
+			node:    nodeReal,
+			reasons: []string{"0:40 New size: 3; reason: cpu resource utilization (percentage of request) above target"},
+			load:    describedLoad("test/loadgen sent 9000 requests of 50 queries"),
+			want: []string{
+				"  metrics:      zdns_vanguard_qps 2000/pod, cpu 50%, memory 256Mi (the containers' own, from cAdvisor via podpilot's metrics.k8s.io)",
+				"  decided by:   0:40 New size: 3; reason: cpu resource utilization (percentage of request) above target",
+				"  load:         test/loadgen sent 9000 requests of 50 queries",
+				"  guards:       0 packets would have left the machine",
+				"  result:       OK: scaled up to 5 and back down to 1 once the load fell",
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			d := &demo{out: &out, samples: tt.samples, resources: tt.resources}
+			d := &demo{out: &out, samples: tt.samples, resources: tt.resources, opts: options{node: tt.node},
+				rescaleReasons: tt.reasons, load: tt.load}
 			d.printSummary(4*time.Minute+31*time.Second+400*time.Millisecond, tt.verdict)
 			got := out.String()
 			if !strings.HasPrefix(got, "\nSummary\n=======\n") {
@@ -205,3 +224,10 @@ func TestReplicasString(t *testing.T) {
 		})
 	}
 }
+
+// describedLoad is an offeredLoad that only describes itself.
+type describedLoad string
+
+func (l describedLoad) offer(context.Context, float64) {}
+func (l describedLoad) stop()                          {}
+func (l describedLoad) describe() string               { return string(l) }

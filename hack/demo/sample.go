@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,11 +23,11 @@ type sample struct {
 	// offered is the total qps offered; offeredPerPod its share per running pod.
 	offered, offeredPerPod float64
 	// served is the per-pod average of zdns_vanguard_qps as the custom
-	// metrics API serves it, over servedPods pods; servedOK is false when
-	// the API served no value.
-	served     float64
-	servedPods int
-	servedOK   bool
+	// metrics API serves it, over servedPods pods, and servedMin the
+	// lowest pod's; servedOK is false when the API served no value.
+	served, servedMin float64
+	servedPods        int
+	servedOK          bool
 	// cpuUtil is the pods' average cpu Utilization (percent of their
 	// requests) and memory their average memory in bytes, as the
 	// PodAutoscaler last read them (status.currentMetrics); cpuOK and
@@ -43,12 +45,15 @@ type sample struct {
 
 // metricValueList is the part of a custom.metrics.k8s.io list the demo reads.
 type metricValueList struct {
-	Items []struct {
-		DescribedObject struct {
-			Name string `json:"name"`
-		} `json:"describedObject"`
-		Value resource.Quantity `json:"value"`
-	} `json:"items"`
+	Items []metricValue `json:"items"`
+}
+
+// metricValue is one pod's value in a metricValueList.
+type metricValue struct {
+	DescribedObject struct {
+		Name string `json:"name"`
+	} `json:"describedObject"`
+	Value resource.Quantity `json:"value"`
 }
 
 // servedPath is the custom metrics API path of zdns_vanguard_qps for every pod of ns.
@@ -64,12 +69,6 @@ const servedSelector = "?labelSelector=app%3D" + workload
 // takeSample reads the served metric, the PodAutoscaler and the Deployment.
 func (d *demo) takeSample(ctx context.Context, at time.Duration, phase string, offered float64) (sample, error) {
 	s := sample{at: at, phase: phase, offered: offered}
-	pods, err := d.cluster.RunningPods(ctx, d.namespace, workload)
-	if err != nil {
-		return s, err
-	}
-	s.offeredPerPod = framework.PerPod(offered, len(pods))
-	d.readServed(ctx, &s)
 	dep, err := d.cluster.Client.AppsV1().Deployments(d.namespace).Get(ctx, workload, metav1.GetOptions{})
 	if err != nil {
 		return s, fmt.Errorf("get deployment %s/%s: %w", d.namespace, workload, err)
@@ -78,6 +77,18 @@ func (d *demo) takeSample(ctx context.Context, at time.Duration, phase string, o
 		s.current = *dep.Spec.Replicas
 	}
 	s.ready = dep.Status.ReadyReplicas
+	// The load reaches the pods the Service sends to (the Ready ones) on
+	// the real node, every running pod on the kwok node.
+	sharing := int(s.ready)
+	if !d.real() {
+		pods, err := d.cluster.RunningPods(ctx, d.namespace, workload)
+		if err != nil {
+			return s, err
+		}
+		sharing = len(pods)
+	}
+	s.offeredPerPod = framework.PerPod(offered, sharing)
+	d.readServed(ctx, &s)
 	pa, err := d.client.AutoscalingV1alpha1().PodAutoscalers(d.namespace).Get(ctx, autoscaler, metav1.GetOptions{})
 	if err != nil {
 		return s, fmt.Errorf("get PodAutoscaler %s/%s: %w", d.namespace, autoscaler, err)
@@ -85,6 +96,7 @@ func (d *demo) takeSample(ctx context.Context, at time.Duration, phase string, o
 	s.desired = pa.Status.DesiredReplicas
 	s.condition = limitingCondition(pa)
 	readResources(&s, pa)
+	d.readFootprint(ctx)
 	return s, nil
 }
 
@@ -116,13 +128,50 @@ func (d *demo) readServed(ctx context.Context, s *sample) {
 	if json.Unmarshal(body, &list) != nil {
 		return
 	}
+	setServed(s, list)
+}
+
+// setServed sets s's served average, lowest value and pods from list;
+// an empty list leaves them unset.
+func setServed(s *sample, list metricValueList) {
 	var sum float64
-	for _, it := range list.Items {
-		sum += it.Value.AsApproximateFloat64()
+	for i, it := range list.Items {
+		v := it.Value.AsApproximateFloat64()
+		sum += v
+		if i == 0 || v < s.servedMin {
+			s.servedMin = v
+		}
 	}
 	if n := len(list.Items); n > 0 {
 		s.served, s.servedPods, s.servedOK = sum/float64(n), n, true
 	}
+}
+
+// readRescales lists the PodAutoscaler's SuccessfulRescale events, oldest
+// first, as "1→3: <reason>": which metric drove each scale-up.
+func (d *demo) readRescales(ctx context.Context) ([]string, error) {
+	list, err := d.cluster.Client.EventsV1().Events(d.namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list events in %s: %w", d.namespace, err)
+	}
+	events := list.Items
+	slices.SortStableFunc(events, func(a, b eventsv1.Event) int { return eventTime(a).Compare(eventTime(b)) })
+	var out []string
+	for _, e := range events {
+		if e.Regarding.Name == autoscaler && e.Reason == "SuccessfulRescale" {
+			out = append(out, clockString(eventTime(e).Sub(d.profileStart))+" "+e.Note)
+		}
+	}
+	return out, nil
+}
+
+// eventTime is when e happened (events.k8s.io sets eventTime; older
+// writers only the deprecated fields).
+func eventTime(e eventsv1.Event) time.Time {
+	if !e.EventTime.IsZero() {
+		return e.EventTime.Time
+	}
+	return e.DeprecatedLastTimestamp.Time
 }
 
 // limitingCondition names what bounds the PodAutoscaler now: a failing

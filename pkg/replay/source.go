@@ -117,7 +117,7 @@ func (r *Reader) metricQuery(ctx context.Context, ms MetricSpec, w Window) (stri
 		return q, label, err
 	}
 	if ms.Custom != nil && ms.Custom.Selector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(ms.Custom.Selector)
+		sel, err := metav1.LabelSelectorAsSelector(ms.Custom.Selector.LabelSelector())
 		if err != nil {
 			return "", "", fmt.Errorf("selector of metric %s: %w", ms.Name, err)
 		}

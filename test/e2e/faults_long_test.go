@@ -25,35 +25,28 @@ import (
 // The long faults: built with the `faults` tag, run by `make test-faults`.
 
 // replicaWatch polls the replicas of several Deployments every 250ms and
-// counts every decrease it sees.
+// counts every decrease it sees; Stop polls once more, so a change the test
+// saw before it stopped the watch is counted too.
 type replicaWatch struct {
 	mu        sync.Mutex
 	last      map[string]int32
 	decreases []string
-	stop      context.CancelFunc
+	quit      chan struct{}
 	done      chan struct{}
 }
 
 func watchReplicas(ctx context.Context, ns string, names ...string) *replicaWatch {
-	ctx, cancel := context.WithCancel(ctx)
-	w := &replicaWatch{last: map[string]int32{}, stop: cancel, done: make(chan struct{})}
+	w := &replicaWatch{last: map[string]int32{}, quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
-		for ctx.Err() == nil {
-			for _, n := range names {
-				got, err := cluster.Replicas(ctx, "Deployment", ns, n)
-				if err != nil {
-					continue
-				}
-				w.mu.Lock()
-				if prev, ok := w.last[n]; ok && got < prev {
-					w.decreases = append(w.decreases, fmt.Sprintf("%s %d→%d at %s", n, prev, got, time.Now().Format(time.TimeOnly)))
-				}
-				w.last[n] = got
-				w.mu.Unlock()
-			}
+		for {
+			w.poll(ctx, ns, names)
 			select {
 			case <-ctx.Done():
+				return
+			case <-w.quit:
+				w.poll(ctx, ns, names)
+				return
 			case <-time.After(250 * time.Millisecond):
 			}
 		}
@@ -61,9 +54,25 @@ func watchReplicas(ctx context.Context, ns string, names ...string) *replicaWatc
 	return w
 }
 
-// Stop ends the watch and returns the decreases it saw.
+// poll reads each Deployment's replicas once and records a decrease.
+func (w *replicaWatch) poll(ctx context.Context, ns string, names []string) {
+	for _, n := range names {
+		got, err := cluster.Replicas(ctx, "Deployment", ns, n)
+		if err != nil {
+			continue
+		}
+		w.mu.Lock()
+		if prev, ok := w.last[n]; ok && got < prev {
+			w.decreases = append(w.decreases, fmt.Sprintf("%s %d→%d at %s", n, prev, got, time.Now().Format(time.TimeOnly)))
+		}
+		w.last[n] = got
+		w.mu.Unlock()
+	}
+}
+
+// Stop polls once more, ends the watch and returns the decreases it saw.
 func (w *replicaWatch) Stop() []string {
-	w.stop()
+	close(w.quit)
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -174,7 +174,7 @@ func run(ctx context.Context, o options, started time.Time) error {
 	case err := <-served:
 		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 	}
-	s.ready.Store(false)
+	s.stopping.Store(true)
 	logger.Info("Stopping: not ready, still serving", "for", o.shutdownDelay)
 	time.Sleep(o.shutdownDelay)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)

@@ -26,10 +26,13 @@ type server struct {
 	work   hashWork
 	held   *heldMemory
 
-	ready   atomic.Bool
-	seq     atomic.Uint64
-	queries prometheus.Counter
-	reg     *prometheus.Registry
+	ready atomic.Bool
+	// stopping fails /readyz from SIGTERM on, while queries are still
+	// answered: until the endpoints drop the pod, the Service still sends some.
+	stopping atomic.Bool
+	seq      atomic.Uint64
+	queries  prometheus.Counter
+	reg      *prometheus.Registry
 }
 
 func newServer(clk clock.PassiveClock, logger klog.Logger, work hashWork, held *heldMemory) *server {
@@ -60,7 +63,7 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("GET /query", s.query)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !s.ready.Load() {
+		if !s.ready.Load() || s.stopping.Load() {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}
@@ -74,7 +77,7 @@ func (s *server) handler() http.Handler {
 
 // query answers GET /query?n=N: N queries (1 if n is absent), each hashing
 // and holding its memory, then the last digest in hex. Before the server is
-// ready (or once it is stopping) it answers 503.
+// ready it answers 503; once it is stopping it still answers.
 func (s *server) query(w http.ResponseWriter, r *http.Request) {
 	if !s.ready.Load() {
 		http.Error(w, "not ready", http.StatusServiceUnavailable)

@@ -46,9 +46,9 @@ func TestServerAnswersOnlyWhenReady(t *testing.T) {
 	if diff := cmp.Diff(codes{http.StatusOK, http.StatusOK, http.StatusOK}, probe()); diff != "" {
 		t.Errorf("once ready, everything answers 200 (-want +got):\n%s", diff)
 	}
-	s.ready.Store(false)
-	if diff := cmp.Diff(codes{unavailable, unavailable, http.StatusOK}, probe()); diff != "" {
-		t.Errorf("once stopping, only /livez answers 200 (-want +got):\n%s", diff)
+	s.stopping.Store(true)
+	if diff := cmp.Diff(codes{http.StatusOK, unavailable, http.StatusOK}, probe()); diff != "" {
+		t.Errorf("once stopping, /readyz fails but queries are still answered until the endpoints drop the pod (-want +got):\n%s", diff)
 	}
 }
 

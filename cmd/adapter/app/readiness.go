@@ -3,16 +3,20 @@ package app
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -31,7 +35,7 @@ const (
 
 // addReadiness adds what /readyz waits for beyond the apiserver's own checks: the first
 // metrics discovery pass, the shared pod cache, and delegated authentication able to
-// authenticate (the CAs loaded).
+// authenticate (the CAs served in the TLS handshake).
 func addReadiness(o *Options, server *genericapiserver.GenericAPIServer, p *metricsapi.Provider, cache *clusterInformers, restCfg *rest.Config) error {
 	cfg, err := o.Adapter.Config() // the config Server() was built from (cached)
 	if err != nil {
@@ -52,7 +56,7 @@ func addReadiness(o *Options, server *genericapiserver.GenericAPIServer, p *metr
 			}
 			return nil
 		}),
-		authnCheck(cfg.GenericConfig.SecureServing.ClientCA, wanted, func(ctx context.Context) (map[string]string, error) {
+		authnCheck(wanted, servedClientCAs(cfg.GenericConfig.SecureServing.Listener), func(ctx context.Context) (map[string]string, error) {
 			cm, err := kube.CoreV1().ConfigMaps(authConfigMapNamespace).Get(ctx, authConfigMapName, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				return nil, nil
@@ -86,11 +90,14 @@ func caKeys(skipLookup, clientCAFile, requestHeaderCAFile bool) []string {
 }
 
 // authnCheck is the "delegated-authentication" check: it passes once every CA the cluster
-// publishes under the wanted keys is one the server verifies client certificates with. The
-// apiserver library loads those CAs from an informer only after it starts serving, so until
-// then a request forwarded by kube-apiserver (or sent with a client certificate) is
-// anonymous and answers 401 or 403. Once passed, it stays passed.
-func authnCheck(clientCA dynamiccertificates.CAContentProvider, wanted []string,
+// publishes under the wanted keys is one the server's TLS handshake asks client certificates
+// from. The apiserver library loads those CAs from an informer only after it starts serving,
+// and rebuilds its TLS configuration from them later still, on its own queue. Until then a
+// client (kube-apiserver's aggregator with its front-proxy certificate, or a user with a client
+// certificate) is not asked for a certificate its CA signed, sends none, and is anonymous:
+// 401 or 403. Asking the served handshake itself, rather than the loaded bundle, closes that
+// gap (issue 10 and its recurrence). Once passed, it stays passed.
+func authnCheck(wanted []string, served func(ctx context.Context) ([][]byte, error),
 	published func(ctx context.Context) (map[string]string, error)) healthz.HealthChecker {
 	var passed atomic.Bool
 	return healthz.NamedCheck("delegated-authentication", func(r *http.Request) error {
@@ -101,11 +108,11 @@ func authnCheck(clientCA dynamiccertificates.CAContentProvider, wanted []string,
 		if err != nil {
 			return err
 		}
-		var loaded []byte
-		if clientCA != nil {
-			loaded = clientCA.CurrentCABundleContent()
+		asked, err := served(r.Context())
+		if err != nil {
+			return err
 		}
-		if err := caLoaded(data, wanted, loaded); err != nil {
+		if err := caServed(data, wanted, asked); err != nil {
 			return err
 		}
 		passed.Store(true)
@@ -113,19 +120,96 @@ func authnCheck(clientCA dynamiccertificates.CAContentProvider, wanted []string,
 	})
 }
 
-// caLoaded reports which published CA bundles (data under the wanted keys) are not part of the
-// loaded bundle.
-func caLoaded(data map[string]string, wanted []string, loaded []byte) error {
+// caServed reports which published CA bundles (data under the wanted keys) have a certificate
+// whose subject is not among the CAs the handshake asks for.
+func caServed(data map[string]string, wanted []string, asked [][]byte) error {
 	var missing []string
 	for _, key := range wanted {
-		want := strings.TrimSpace(data[key])
-		if want != "" && !bytes.Contains(loaded, []byte(want)) {
-			missing = append(missing, key)
+		for _, subject := range caSubjects(data[key]) {
+			if !containsBytes(asked, subject) {
+				missing = append(missing, key)
+				break
+			}
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("client CAs %s of configmap %s/%s not loaded yet", strings.Join(missing, ", "),
+		return fmt.Errorf("client CAs %s of configmap %s/%s not served in the TLS handshake yet", strings.Join(missing, ", "),
 			authConfigMapNamespace, authConfigMapName)
 	}
 	return nil
+}
+
+// caSubjects returns the raw subjects of the certificates in a PEM bundle; what does not parse
+// is skipped, as the apiserver library's CA loader would reject it too.
+func caSubjects(bundle string) [][]byte {
+	var subjects [][]byte
+	rest := []byte(bundle)
+	for {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			return subjects
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		if cert, err := x509.ParseCertificate(block.Bytes); err == nil {
+			subjects = append(subjects, cert.RawSubject)
+		}
+	}
+}
+
+func containsBytes(list [][]byte, b []byte) bool {
+	for _, x := range list {
+		if bytes.Equal(x, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// servedClientCAs returns a function that opens a TLS connection to the server's own secure
+// listener and returns the distinguished names of the CAs its handshake asks client
+// certificates from: what every client sees, whatever the library has loaded so far.
+func servedClientCAs(listener net.Listener) func(ctx context.Context) ([][]byte, error) {
+	return func(ctx context.Context) ([][]byte, error) {
+		if listener == nil {
+			return nil, errors.New("no secure listener")
+		}
+		addr, err := loopbackAddr(listener.Addr().String())
+		if err != nil {
+			return nil, err
+		}
+		var asked [][]byte
+		dialer := tls.Dialer{
+			NetDialer: &net.Dialer{Timeout: 5 * time.Second},
+			Config: &tls.Config{
+				InsecureSkipVerify: true, //nolint:gosec // only the handshake's certificate request is read; nothing is sent
+				MinVersion:         tls.VersionTLS12,
+				GetClientCertificate: func(cri *tls.CertificateRequestInfo) (*tls.Certificate, error) {
+					asked = cri.AcceptableCAs
+					return &tls.Certificate{}, nil
+				},
+			},
+		}
+		conn, err := dialer.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("TLS handshake with own listener %s: %w", addr, err)
+		}
+		_ = conn.Close()
+		return asked, nil
+	}
+}
+
+// loopbackAddr turns a listener's address into one to dial from the same process: an
+// unspecified host (all interfaces) becomes 127.0.0.1.
+func loopbackAddr(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("listener address %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
 }

@@ -90,11 +90,11 @@ func (c *Controller) resourceMetric(ctx context.Context, namespace string, m pod
 }
 
 // metricSelector converts a custom metric's selector; nil selects every series.
-func metricSelector(s *metav1.LabelSelector) (labels.Selector, error) {
+func metricSelector(s *podpilotv1alpha1.MetricSelector) (labels.Selector, error) {
 	if s == nil {
 		return labels.Everything(), nil
 	}
-	sel, err := metav1.LabelSelectorAsSelector(s)
+	sel, err := metav1.LabelSelectorAsSelector(s.LabelSelector())
 	if err != nil {
 		return nil, fmt.Errorf("metric selector: %w", err)
 	}

@@ -44,9 +44,12 @@ func TestRequestsSumContainersAndAreAbsentWhenOneLacksThem(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, _ := requestsOf(&corev1.Pod{Spec: tt.spec})
+			got, errs := requestsOf(&corev1.Pod{Spec: tt.spec})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+			if errs != nil {
+				t.Errorf("errors = %v, want none", errs)
 			}
 		})
 	}

@@ -210,9 +210,12 @@ func TestContainerRequestsAreEachContainersOwnIncludingNativeSidecars(t *testing
 		"proxy":       {corev1.ResourceCPU: 300},
 		"log-shipper": {},
 	}
-	got, _ := containerRequestsOf(pod)
+	got, errs := containerRequestsOf(pod)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("container requests (-want +got):\n%s", diff)
+	}
+	if errs != nil {
+		t.Errorf("errors = %v, want none", errs)
 	}
 }
 

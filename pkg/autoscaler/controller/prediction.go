@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
@@ -148,7 +147,7 @@ func historyPlans(pa *podpilotv1alpha1.PodAutoscaler) []*historyPlan {
 	s, ns := &pa.Spec, pa.Namespace
 	window := specconv.HistoryWindow(s.Prediction)
 	pods := podNamePattern(pa)
-	plan := func(kind, name string, sel *metav1.LabelSelector, resource schema.GroupResource, names string, external bool) *historyPlan {
+	plan := func(kind, name string, sel *podpilotv1alpha1.MetricSelector, resource schema.GroupResource, names string, external bool) *historyPlan {
 		ls, err := metricSelector(sel)
 		if err != nil {
 			return nil

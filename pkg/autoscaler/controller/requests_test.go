@@ -1,12 +1,18 @@
 package controller
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
+	"github.com/podpilot/podpilot/pkg/podcache"
 )
 
 func TestRequestsCountNativeSidecarsAsUpstream(t *testing.T) {
@@ -33,9 +39,50 @@ func TestRequestsCountNativeSidecarsAsUpstream(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, _ := requestsOf(&corev1.Pod{Spec: tt.spec})
+			got, errs := requestsOf(&corev1.Pod{Spec: tt.spec})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+			if errs != nil {
+				t.Errorf("errors = %v, want none", errs)
+			}
+		})
+	}
+}
+
+func TestARequestBeyondMilliUnitsFailsTheUtilizationMetricInsteadOfReadingWrapped(t *testing.T) {
+	huge := resource.MustParse("10P") // 1e16 units: beyond int64 milli-units (about 9.2e15)
+	sevenP := resource.MustParse("7P")
+	cpu := func(q resource.Quantity) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: q}}
+	}
+	tests := []struct {
+		name string
+		spec corev1.PodSpec
+	}{
+		{name: "a pod-level request beyond int64 milli-units is an error",
+			spec: corev1.PodSpec{Resources: ptr.To(cpu(huge)), Containers: []corev1.Container{{Name: "app", Resources: cpu(resource.MustParse("1"))}}}},
+		{name: "a container's request beyond int64 milli-units is an error",
+			spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Resources: cpu(huge)}}}},
+		{name: "containers' requests that sum beyond int64 milli-units are an error",
+			spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a", Resources: cpu(sevenP)}, {Name: "b", Resources: cpu(sevenP)}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, errs := requestsOf(&corev1.Pod{Spec: tt.spec})
+			if _, ok := got[corev1.ResourceCPU]; ok {
+				t.Errorf("cpu request = %d, want it absent", got[corev1.ResourceCPU])
+			}
+			if !errors.Is(errs[corev1.ResourceCPU], replicas.ErrValueOutOfRange) {
+				t.Fatalf("cpu error = %v, want %v", errs[corev1.ResourceCPU], replicas.ErrValueOutOfRange)
+			}
+			hourAgo := metav1.NewTime(now.Add(-time.Hour))
+			pod := podOf(&podcache.Pod{Name: "p", Phase: corev1.PodRunning, Ready: true, StartTime: hourAgo, ReadyTransition: hourAgo, Resources: &corev1.Pod{Spec: tt.spec}})
+			target := replicas.Target{Type: replicas.Utilization, Resource: corev1.ResourceCPU, Utilization: 50}
+			_, err := replicas.Calculate(replicas.Input{CurrentReplicas: 1, Target: target, Pods: []replicas.Pod{pod},
+				Samples: map[string]replicas.Sample{"p": {Value: 100, Timestamp: now}}, Config: replicas.DefaultConfig(), Now: now})
+			if !errors.Is(err, replicas.ErrValueOutOfRange) {
+				t.Errorf("utilization metric error = %v, want %v (the metric fails and holds)", err, replicas.ErrValueOutOfRange)
 			}
 		})
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 
@@ -63,7 +62,7 @@ func (c *Controller) nextRound(ctx context.Context, pa *podpilotv1alpha1.PodAuto
 func (c *Controller) landingOf(pa *podpilotv1alpha1.PodAutoscaler) (metrics.Landing, string) {
 	spec, ns := pa.Spec, pa.Namespace
 	var name string
-	var selector *metav1.LabelSelector
+	var selector *podpilotv1alpha1.MetricSelector
 	var landing func(labels.Selector) metrics.Landing
 	switch {
 	case len(spec.CustomMetrics) > 0:

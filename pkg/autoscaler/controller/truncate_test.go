@@ -5,7 +5,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
@@ -15,7 +14,7 @@ import (
 // the decision reports it: the value sits in the middle, the cause at the end.
 func selectorError(t *testing.T, n int) string {
 	t.Helper()
-	_, err := metricSelector(&metav1.LabelSelector{MatchLabels: map[string]string{"queue": strings.Repeat("a", n)}})
+	_, err := metricSelector(&podpilotv1alpha1.MetricSelector{MatchLabels: map[string]string{"queue": strings.Repeat("a", n)}})
 	if err == nil {
 		t.Fatal("a label value over 63 characters parsed")
 	}

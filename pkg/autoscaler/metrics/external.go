@@ -34,7 +34,7 @@ func (f *Fetcher) ExternalMetric(ctx context.Context, namespace, metric string, 
 		return externalValues(list)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("get external metric %s (metric selector %q) in namespace %s: %w", metric, key.selector, namespace, err)
+		return nil, fmt.Errorf("get external metric %s (metric selector %q) in namespace %s: %w", metric, selectorText(key.selector), namespace, err)
 	}
 	return values, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -139,7 +140,7 @@ func (f *Fetcher) PodMetric(ctx context.Context, namespace, metric string, metri
 		return fetchCustom(ctx, f.custom, namespace, metric, metricSelector)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("get custom metric %s (metric selector %q) in namespace %s: %w", metric, key.selector, namespace, err)
+		return nil, fmt.Errorf("get custom metric %s (metric selector %q) in namespace %s: %w", metric, selectorText(key.selector), namespace, err)
 	}
 	return samples, nil
 }
@@ -160,4 +161,24 @@ func (f *Fetcher) ResourceMetric(ctx context.Context, namespace string, resource
 		return nil, fmt.Errorf("get resource metric %s in namespace %s: %w", resource, namespace, err)
 	}
 	return usage.pods[resource], nil
+}
+
+// maxSelectorText is the most of a metric selector an error quotes: a selector may be hundreds
+// of KiB (a long In list), and an error names it to be read in a condition or an event.
+const maxSelectorText = 256
+
+// selectorText returns a selector's text for an error: whole when short, otherwise its two
+// ends and how much was left out between them.
+func selectorText(s string) string {
+	if len(s) <= maxSelectorText {
+		return s
+	}
+	head, tail := maxSelectorText/2, len(s)-maxSelectorText/2
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s…(%d bytes)…%s", s[:head], tail-head, s[tail:])
 }

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -312,5 +313,31 @@ func TestResourceMetricsAPIListsPodMetricsOfTheNamespace(t *testing.T) {
 	}
 	if got := cpu["p0"].Value; got != 100 {
 		t.Errorf("p0 cpu = %d, want 100", got)
+	}
+}
+
+func TestAnErrorQuotesALongSelectorByItsEnds(t *testing.T) {
+	long := "queue in (" + strings.Repeat("v0123456789,", 20000) + "jobs)"
+	tests := []struct {
+		name, selector string
+		want           []string
+		maxLen         int
+	}{
+		{name: "a short selector is quoted whole", selector: "queue=jobs", want: []string{"queue=jobs"}, maxLen: 10},
+		{name: "a long selector keeps its two ends and says how much is left out", selector: long,
+			want: []string{"queue in (v0123", "jobs)", fmt.Sprintf("…(%d bytes)…", len(long)-maxSelectorText)}, maxLen: maxSelectorText + 32},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := selectorText(tt.selector)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("selectorText = %q, want it to contain %q", got, w)
+				}
+			}
+			if len(got) > tt.maxLen {
+				t.Errorf("selectorText is %d bytes, want at most %d", len(got), tt.maxLen)
+			}
+		})
 	}
 }

@@ -34,7 +34,7 @@ func (f *Fetcher) ObjectMetric(ctx context.Context, namespace string, kind schem
 	if metricSelector == nil {
 		metricSelector = labels.Everything()
 	}
-	what := fmt.Sprintf("custom metric %s (metric selector %q) for %s %s in namespace %s", metric, metricSelector.String(), kind.String(), name, namespace)
+	what := fmt.Sprintf("custom metric %s (metric selector %q) for %s %s in namespace %s", metric, selectorText(metricSelector.String()), kind.String(), name, namespace)
 	if f.custom == nil {
 		return 0, fmt.Errorf("get %s: %w", what, ErrNoSource)
 	}

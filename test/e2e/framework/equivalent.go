@@ -48,7 +48,7 @@ func addMetric(spec *podpilotv1alpha1.PodAutoscalerSpec, m autoscalingv2.MetricS
 	switch {
 	case m.Type == autoscalingv2.PodsMetricSourceType && m.Pods != nil && m.Pods.Target.AverageValue != nil:
 		spec.CustomMetrics = append(spec.CustomMetrics, podpilotv1alpha1.CustomMetricSpec{
-			MetricName: m.Pods.Metric.Name, AverageValue: *m.Pods.Target.AverageValue, Selector: m.Pods.Metric.Selector,
+			MetricName: m.Pods.Metric.Name, AverageValue: *m.Pods.Target.AverageValue, Selector: podpilotv1alpha1.MetricSelectorOf(m.Pods.Metric.Selector),
 		})
 	case m.Type == autoscalingv2.ResourceMetricSourceType && m.Resource != nil:
 		spec.ResourceMetrics = append(spec.ResourceMetrics, podpilotv1alpha1.ResourceMetricSpec{
@@ -60,7 +60,7 @@ func addMetric(spec *podpilotv1alpha1.PodAutoscalerSpec, m autoscalingv2.MetricS
 	case m.Type == autoscalingv2.ExternalMetricSourceType && m.External != nil:
 		spec.ExternalMetrics = append(spec.ExternalMetrics, podpilotv1alpha1.ExternalMetricSpec{
 			MetricName:   m.External.Metric.Name,
-			Selector:     m.External.Metric.Selector,
+			Selector:     podpilotv1alpha1.MetricSelectorOf(m.External.Metric.Selector),
 			TargetType:   podpilotv1alpha1.ValueTargetType(m.External.Target.Type),
 			Value:        m.External.Target.Value,
 			AverageValue: m.External.Target.AverageValue,
@@ -70,7 +70,7 @@ func addMetric(spec *podpilotv1alpha1.PodAutoscalerSpec, m autoscalingv2.MetricS
 		spec.ObjectMetrics = append(spec.ObjectMetrics, podpilotv1alpha1.ObjectMetricSpec{
 			DescribedObject: podpilotv1alpha1.MetricObjectReference{APIVersion: o.DescribedObject.APIVersion, Kind: o.DescribedObject.Kind, Name: o.DescribedObject.Name},
 			MetricName:      o.Metric.Name,
-			Selector:        o.Metric.Selector,
+			Selector:        podpilotv1alpha1.MetricSelectorOf(o.Metric.Selector),
 			TargetType:      podpilotv1alpha1.ValueTargetType(o.Target.Type),
 			Value:           o.Target.Value,
 			AverageValue:    o.Target.AverageValue,

@@ -127,33 +127,63 @@ func TestAdmissionAsStrictAsUpstream(t *testing.T) {
 	runAdmissionTable(t, tests)
 }
 
-// TestAdmissionBoundsSelectors: a metric selector has at most 32 matchLabels and 32
-// matchExpressions. Upstream has no bound; podpilot turns each entry into a PromQL matcher every
-// round, so a bound keeps a query's size in proportion to what a person writes. Longer keys and
-// values fail when the selector is parsed (Kubernetes label syntax) and show in a condition.
+// TestAdmissionBoundsSelectors: a metric selector is bounded as Kubernetes bounds labels (32
+// matchLabels and 32 matchExpressions, keys of 317 characters, values of 63, 128 values per
+// expression, the label library's operators, values present as the operator needs). Upstream has
+// no bound; podpilot turns each entry into a PromQL matcher every round, so a bound keeps a
+// query's size in proportion to what a person writes.
 func TestAdmissionBoundsSelectors(t *testing.T) {
+	long := func(c string, n int) string { return strings.Repeat(c, n) }
+	values := func(n, length int) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("%0*d", length, i)
+		}
+		return out
+	}
+	expr := func(key, op string, vals []any) map[string]any {
+		e := map[string]any{"key": key, "operator": op}
+		if vals != nil {
+			e["values"] = vals
+		}
+		return map[string]any{"matchExpressions": []any{e}}
+	}
+	const tooMany = "must have at most 32 items"
 	tests := []admissionCase{
 		{name: "32 matchLabels and 32 matchExpressions are admitted", mutate: withSelector(map[string]any{"matchLabels": labels(32), "matchExpressions": expressions(32)})},
-		{
-			name:   "33 matchLabels are rejected on matchLabels",
-			mutate: withSelector(map[string]any{"matchLabels": labels(33)}),
-			want:   []string{"spec.customMetrics[0].selector.matchLabels: Invalid value", "may have at most 32 matchLabels"},
-		},
-		{
-			name:   "5,000 matchLabels (upstream admits them) are rejected on matchLabels",
-			mutate: withSelector(map[string]any{"matchLabels": labels(5000)}),
-			want:   []string{"spec.customMetrics[0].selector.matchLabels: Invalid value"},
-		},
-		{
-			name:   "33 matchExpressions of an External metric are rejected on matchExpressions",
+		{name: "keys of 317 characters, values of 63 and 128 values are admitted", mutate: withSelector(map[string]any{
+			"matchLabels":      map[string]any{long("k", 253) + "/" + long("n", 63): long("v", 63)},
+			"matchExpressions": []any{map[string]any{"key": long("k", 317), "operator": "NotIn", "values": values(128, 63)}},
+		})},
+		{name: "Exists and DoesNotExist without values are admitted", mutate: withSelector(map[string]any{"matchExpressions": []any{
+			map[string]any{"key": "a", "operator": "Exists"}, map[string]any{"key": "b", "operator": "DoesNotExist", "values": []any{}},
+		}})},
+		{name: "33 matchLabels are rejected on matchLabels", mutate: withSelector(map[string]any{"matchLabels": labels(33)}),
+			want: []string{"spec.customMetrics[0].selector.matchLabels: Too many: 33: " + tooMany}},
+		{name: "5,000 matchLabels (upstream admits them) are rejected on matchLabels", mutate: withSelector(map[string]any{"matchLabels": labels(5000)}),
+			want: []string{"spec.customMetrics[0].selector.matchLabels: Too many: 5000"}},
+		{name: "33 matchExpressions of an External metric are rejected on matchExpressions",
 			mutate: onlyMetric("externalMetrics", externalMetric("Value", "value", "1", "selector", map[string]any{"matchExpressions": expressions(33)})),
-			want:   []string{"spec.externalMetrics[0].selector.matchExpressions: Invalid value", "may have at most 32 matchExpressions"},
-		},
-		{
-			name:   "33 matchLabels of an Object metric are rejected on matchLabels",
+			want:   []string{"spec.externalMetrics[0].selector.matchExpressions: Too many: 33: " + tooMany}},
+		{name: "33 matchLabels of an Object metric are rejected on matchLabels",
 			mutate: onlyMetric("objectMetrics", objectMetric(web, "Value", "value", "1", "selector", map[string]any{"matchLabels": labels(33)})),
-			want:   []string{"spec.objectMetrics[0].selector.matchLabels: Invalid value"},
-		},
+			want:   []string{"spec.objectMetrics[0].selector.matchLabels: Too many: 33"}},
+		{name: "a matchLabels value of 64 characters is rejected on matchLabels", mutate: withSelector(map[string]any{"matchLabels": map[string]any{"queue": long("v", 64)}}),
+			want: []string{"spec.customMetrics[0].selector.matchLabels: Invalid value", "values at most 63"}},
+		{name: "a matchLabels key of 318 characters is rejected on matchLabels", mutate: withSelector(map[string]any{"matchLabels": map[string]any{long("k", 318): "v"}}),
+			want: []string{"spec.customMetrics[0].selector.matchLabels: Invalid value", "keys may have at most 317"}},
+		{name: "a matchExpressions key of 318 characters is rejected on its key", mutate: withSelector(expr(long("k", 318), "Exists", nil)),
+			want: []string{"spec.customMetrics[0].selector.matchExpressions[0].key: Too long"}},
+		{name: "129 values are rejected on values", mutate: withSelector(expr("queue", "In", values(129, 2))),
+			want: []string{"spec.customMetrics[0].selector.matchExpressions[0].values: Too many: 129"}},
+		{name: "a value of 64 characters is rejected on that value", mutate: withSelector(expr("queue", "In", values(1, 64))),
+			want: []string{"spec.customMetrics[0].selector.matchExpressions[0].values[0]: Too long"}},
+		{name: "In without values is rejected on values", mutate: withSelector(expr("queue", "In", nil)),
+			want: []string{"spec.customMetrics[0].selector.matchExpressions[0].values: Invalid value", "non-empty for In and NotIn"}},
+		{name: "Exists with values is rejected on values", mutate: withSelector(expr("queue", "Exists", []any{"a"})),
+			want: []string{"spec.customMetrics[0].selector.matchExpressions[0].values: Invalid value", "empty for Exists and DoesNotExist"}},
+		{name: "an operator the label library does not know is rejected on operator", mutate: withSelector(expr("queue", "Gt", []any{"3"})),
+			want: []string{"spec.customMetrics[0].selector.matchExpressions[0].operator: Unsupported value"}},
 	}
 	runAdmissionTable(t, tests)
 }

@@ -3,7 +3,6 @@ package v1alpha1
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // ValueTargetType says how an Object or External metric's target is expressed.
@@ -39,12 +38,10 @@ type ObjectMetricSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self != '.' && self != '..' && !self.contains('/') && !self.contains('%')",message="metricName may not be '.' or '..' and may not contain '/' or '%'"
 	MetricName string `json:"metricName"`
 	// Selector narrows the metric by its labels; when unset, every series of
-	// the metric for the object counts. At most 32 matchLabels and 32
-	// matchExpressions (podpilot's bound; autoscaling/v2 has none).
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchLabels) || size(self.matchLabels) <= 32",message="may have at most 32 matchLabels",fieldPath=".matchLabels"
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || size(self.matchExpressions) <= 32",message="may have at most 32 matchExpressions",fieldPath=".matchExpressions"
+	// the metric for the object counts. Bounded as MetricSelector says
+	// (podpilot's bounds; autoscaling/v2 has none).
 	// +optional
-	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	Selector *MetricSelector `json:"selector,omitempty"`
 	// TargetType is Value (the object's value against value) or AverageValue
 	// (the object's value divided by the current pods against averageValue).
 	TargetType ValueTargetType `json:"targetType"`
@@ -99,12 +96,10 @@ type ExternalMetricSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self != '.' && self != '..' && !self.contains('/') && !self.contains('%')",message="metricName may not be '.' or '..' and may not contain '/' or '%'"
 	MetricName string `json:"metricName"`
 	// Selector narrows the metric by its labels; when unset, every series
-	// counts. At most 32 matchLabels and 32 matchExpressions (podpilot's
-	// bound; autoscaling/v2 has none).
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchLabels) || size(self.matchLabels) <= 32",message="may have at most 32 matchLabels",fieldPath=".matchLabels"
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || size(self.matchExpressions) <= 32",message="may have at most 32 matchExpressions",fieldPath=".matchExpressions"
+	// counts. Bounded as MetricSelector says (podpilot's
+	// bounds; autoscaling/v2 has none).
 	// +optional
-	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	Selector *MetricSelector `json:"selector,omitempty"`
 	// TargetType is Value (the sum of the series against value) or
 	// AverageValue (the sum divided by the current pods against averageValue).
 	TargetType ValueTargetType `json:"targetType"`

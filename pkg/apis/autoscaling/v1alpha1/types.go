@@ -204,12 +204,10 @@ type CustomMetricSpec struct {
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="averageValue must be positive"
 	AverageValue resource.Quantity `json:"averageValue"`
 	// Selector narrows the metric by its labels; when unset, the metric
-	// is read with the pods' selector alone. At most 32 matchLabels and 32
-	// matchExpressions (podpilot's bound; autoscaling/v2 has none).
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchLabels) || size(self.matchLabels) <= 32",message="may have at most 32 matchLabels",fieldPath=".matchLabels"
-	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || size(self.matchExpressions) <= 32",message="may have at most 32 matchExpressions",fieldPath=".matchExpressions"
+	// is read with the pods' selector alone. Bounded as MetricSelector says
+	// (podpilot's bounds; autoscaling/v2 has none).
 	// +optional
-	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	Selector *MetricSelector `json:"selector,omitempty"`
 }
 
 // PodAutoscalerBehavior configures scaling up and down, as
