@@ -75,12 +75,14 @@ func clientsConfig(cfg *rest.Config, qps float32, burst int) *rest.Config {
 }
 
 // metricSources is what the autoscaler reads in-process from podpilot's
-// provider: custom, object and external metrics, and when the data behind a
-// custom or external metric landed (to align rounds with scrapes).
+// provider: custom, object and external metrics, when the data behind a
+// custom or external metric landed (to align rounds with scrapes), and their
+// history (for the forecast).
 type metricSources interface {
 	metrics.CustomSource
 	metrics.ExternalSource
 	metrics.SampleTimeSource
+	historyReads
 }
 
 // newAutoscaler builds the controller on the same custom and external metrics
@@ -135,7 +137,8 @@ func newAutoscaler(o *Options, cfg *rest.Config, sources metricSources, registry
 	a.ctrl, err = controller.New(controller.Config{
 		KubeClient: scaleClient, PodpilotClient: pp, StatusLimiter: flowcontrol.NewTokenBucketRateLimiter(qps, burst),
 		KubeInformers: a.kubeInf, PodpilotInformers: a.podpilotInf,
-		CustomSource: sources, ExternalSource: sources, SampleTimes: sources, ResourceSource: metrics.NewResourceMetricsAPI(mc), Recorder: rec,
+		CustomSource: sources, ExternalSource: sources, SampleTimes: sources, History: providerHistory{sources},
+		ResourceSource: metrics.NewResourceMetricsAPI(mc), Recorder: rec,
 		Options: *o.Autoscaler, Metrics: m,
 	})
 	if err != nil {

@@ -77,6 +77,10 @@ type Config struct {
 	// SampleTimes tells when the data behind a pods metric lands, e.g. podpilot's Prometheus
 	// provider; nil (or Options.AlignToScrapes off) keeps rounds on a fixed period.
 	SampleTimes metrics.SampleTimeSource
+	// History serves the metrics' past values for the forecast of PodAutoscalers with
+	// spec.prediction, e.g. podpilot's Prometheus provider; nil turns the forecast off
+	// (PredictionActive False, HistoryUnavailable).
+	History metrics.HistorySource
 	// Recorder records events on PodAutoscalers; see NewRecorder.
 	Recorder events.EventRecorder
 	// Clock is the time of every round and of the work queue; nil means the real clock.
@@ -98,6 +102,7 @@ type Controller struct {
 	opts     Options
 	fetcher  *metrics.Fetcher
 	scrapes  *metrics.ScrapeTracker
+	models   *models
 	metrics  *Metrics
 
 	paInformer        cache.SharedIndexInformer
@@ -167,6 +172,10 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
+	fits, err := newModels(cfg.History, cfg.Clock, cfg.Options.PredictionRefresh)
+	if err != nil {
+		return nil, err
+	}
 	pas := cfg.PodpilotInformers.Autoscaling().V1alpha1().PodAutoscalers()
 	pods := cfg.KubeInformers.Core().V1().Pods()
 	deployments := cfg.KubeInformers.Apps().V1().Deployments()
@@ -179,7 +188,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	c := &Controller{
 		kube: cfg.KubeClient, podpilot: cfg.PodpilotClient, statusRL: cfg.StatusLimiter, recorder: cfg.Recorder, clock: cfg.Clock,
-		opts: cfg.Options, fetcher: fetcher, scrapes: scrapes, metrics: cfg.Metrics,
+		opts: cfg.Options, fetcher: fetcher, scrapes: scrapes, models: fits, metrics: cfg.Metrics,
 		paInformer: pas.Informer(), paLister: pas.Lister(), paIndexer: pas.Informer().GetIndexer(),
 		podLister: podcache.NewLister(pods.Informer().GetIndexer()), podIndexer: pods.Informer().GetIndexer(),
 		deploymentLister: deployments.Lister(), statefulSetLister: statefulSets.Lister(),
@@ -323,6 +332,9 @@ func (c *Controller) syncAndRequeue(ctx context.Context, tm *term, key cache.Obj
 	if pa, err := c.paLister.PodAutoscalers(key.Namespace).Get(key.Name); !apierrors.IsNotFound(err) {
 		next := c.nextRound(ctx, pa)
 		if pa != nil {
+			if w := untilWindowChange(pa, c.clock.Now()); w > 0 {
+				next = min(next, w) // a schedule window starts or ends before the next round (floor.go)
+			}
 			next = max(next, rescaleGap(pa)-c.clock.Since(tm.memory.lastRescale(key)))
 		}
 		tm.queue.AddAfter(key, next)

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
 	podpilotfake "github.com/podpilot/podpilot/pkg/generated/clientset/versioned/fake"
 	"github.com/podpilot/podpilot/pkg/generated/informers/externalversions"
 	"github.com/podpilot/podpilot/pkg/podcache"
@@ -212,6 +213,8 @@ type fixture struct {
 	resource resourceFunc
 	// external serves external metrics; set it and restart to use it.
 	external externalFunc
+	// history serves the metrics' history; set it and restart to use it.
+	history metrics.HistorySource
 	// statusLimiter is the controller's status write budget; nil is unlimited.
 	statusLimiter flowcontrol.RateLimiter
 	kubeInf       kubeinformers.SharedInformerFactory
@@ -255,6 +258,9 @@ func (f *fixture) restart() {
 	}
 	if f.external != nil {
 		cfg.ExternalSource = f.external
+	}
+	if f.history != nil {
+		cfg.History = f.history
 	}
 	ctrl, err := New(cfg)
 	if err != nil {

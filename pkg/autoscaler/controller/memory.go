@@ -62,6 +62,10 @@ type remembered struct {
 	base    string
 	// owed is a status write the status budget deferred (see updateStatus); nil when none is owed.
 	owed *podpilotv1alpha1.PodAutoscalerStatus
+	// schedule is the compiled calendar and the windows last seen active (floor.go).
+	schedule scheduleMemory
+	// accuracy measures each metric's forecasts, by metric name (predictionstatus.go).
+	accuracy map[string]*accuracy
 }
 
 // rescaleAttempt is one rescale: from and to replicas, at a time.

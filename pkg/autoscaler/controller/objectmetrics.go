@@ -22,6 +22,8 @@ type objectCollector struct {
 	perObject bool
 
 	count, desired, current, minReplicas, maxReplicas, value, target, condition *compbasemetrics.Desc
+	// The forecast's series (spec.prediction), from status.prediction.
+	forecastReplicas, forecastLoad, forecastWAPE *compbasemetrics.Desc
 }
 
 func newObjectCollector(lister podpilotlisters.PodAutoscalerLister, running func() bool, perObject bool) *objectCollector {
@@ -43,12 +45,19 @@ func newObjectCollector(lister podpilotlisters.PodAutoscalerLister, running func
 			"(percent for Utilization); absent while the metric fails.", metricLabels),
 		target:    desc("metric_target", "Target of a metric from the spec (percent for Utilization).", metricLabels),
 		condition: desc("condition", "1 for the status a condition of the PodAutoscaler has, 0 for the others.", conditionLabels),
+		forecastReplicas: desc("forecast_replicas", "The replicas the forecast asks for one lead time ahead (status.prediction.replicas); "+
+			"absent without prediction.", objectLabels),
+		forecastLoad: desc("forecast_load", "A metric's load forecast one lead time ahead, headroom included: the total over the "+
+			"target's pods, or the value, in the metric's units (status.prediction.metrics).", []string{"namespace", "name", "metric"}),
+		forecastWAPE: desc("forecast_wape_ratio", "The weighted absolute percentage error of a metric's forecasts against the load "+
+			"that came, over the last day, as a ratio (status.prediction.metrics).", []string{"namespace", "name", "metric"}),
 	}
 }
 
 // DescribeWithStability sends the collector's descriptors.
 func (c *objectCollector) DescribeWithStability(ch chan<- *compbasemetrics.Desc) {
-	for _, d := range []*compbasemetrics.Desc{c.count, c.desired, c.current, c.minReplicas, c.maxReplicas, c.value, c.target, c.condition} {
+	for _, d := range []*compbasemetrics.Desc{c.count, c.desired, c.current, c.minReplicas, c.maxReplicas, c.value, c.target, c.condition,
+		c.forecastReplicas, c.forecastLoad, c.forecastWAPE} {
 		ch <- d
 	}
 }
@@ -84,6 +93,17 @@ func (c *objectCollector) collect(ch chan<- compbasemetrics.Metric, pa *podpilot
 		gauge(c.target, m.target, lvs...)
 		if m.hasValue {
 			gauge(c.value, m.value, lvs...)
+		}
+	}
+	if p := pa.Status.Prediction; p != nil {
+		gauge(c.forecastReplicas, float64(p.Replicas))
+		for _, m := range p.Metrics {
+			if m.Value != nil {
+				gauge(c.forecastLoad, m.Value.AsApproximateFloat64(), m.Name)
+			}
+			if m.WAPEPercent != nil {
+				gauge(c.forecastWAPE, float64(*m.WAPEPercent)/100, m.Name)
+			}
 		}
 	}
 	for _, cond := range pa.Status.Conditions {

@@ -32,6 +32,8 @@ const (
 	// DefaultScrapeMargin is how long after a scrape's timestamp an aligned round runs: the scrape
 	// itself, its append and the query's own lookback take milliseconds for a small target.
 	DefaultScrapeMargin = 500 * time.Millisecond
+	// DefaultPredictionRefresh is how often a forecast model is fitted again (prediction.go).
+	DefaultPredictionRefresh = 5 * time.Minute
 )
 
 // What the sync period sets besides how often a PodAutoscaler is synced (docs/how-it-decides.md,
@@ -85,6 +87,8 @@ type Options struct {
 	AlignToScrapes bool
 	// ScrapeMargin is how long after a landing an aligned round runs.
 	ScrapeMargin time.Duration
+	// PredictionRefresh is how often each forecast model is fitted again (spec.prediction).
+	PredictionRefresh time.Duration
 }
 
 // NewOptions returns Options with their defaults.
@@ -102,6 +106,7 @@ func NewOptions() *Options {
 		PerObjectMetrics:        true,
 		AlignToScrapes:          true,
 		ScrapeMargin:            DefaultScrapeMargin,
+		PredictionRefresh:       DefaultPredictionRefresh,
 	}
 }
 
@@ -141,6 +146,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"the sync period on average. Off: a fixed period, as the stock HPA.")
 	fs.DurationVar(&o.ScrapeMargin, "autoscaler-scrape-margin", o.ScrapeMargin,
 		"How long after a scrape's timestamp an aligned round runs (see --autoscaler-align-to-scrapes).")
+	fs.DurationVar(&o.PredictionRefresh, "autoscaler-prediction-refresh", o.PredictionRefresh,
+		"How often the forecast of PodAutoscalers with spec.prediction is fitted again on the metric's Prometheus history: once per "+
+			"distinct namespace, metric and selector (shared by every PodAutoscaler on it), reading only the history since the last fit; "+
+			"never per round. A history too short, gappy or not seasonal is tried again after it too; one that could not be read, after a minute.")
 }
 
 // Validate returns every problem with the options.
@@ -169,6 +178,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.ScrapeMargin < 0 || (o.SyncPeriod > 0 && o.ScrapeMargin >= o.SyncPeriod) {
 		errs = append(errs, fmt.Errorf("--autoscaler-scrape-margin must be at least 0 and below --autoscaler-sync-period, got %s", o.ScrapeMargin))
+	}
+	if o.PredictionRefresh < time.Minute {
+		errs = append(errs, fmt.Errorf("--autoscaler-prediction-refresh must be at least 1m, got %s", o.PredictionRefresh))
 	}
 	if o.KubeAPIBurst < 1 {
 		errs = append(errs, fmt.Errorf("--kube-api-burst must be at least 1, got %d", o.KubeAPIBurst))

@@ -74,10 +74,13 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 		SpecReplicas: t.specReplicas, StatusReplicas: t.statusReplicas,
 		MinReplicas: pa.Spec.MinReplicasOrDefault(), MaxReplicas: pa.Spec.MaxReplicas,
 		Pods: podsOf(pods.own), Metrics: c.metricsOf(ctx, pa, rec), Behavior: specconv.Behavior(pa.Spec.Behavior),
-		Config: c.opts.decisionConfig(), Now: now, ScaledToZero: mem.zero,
+		Config: c.opts.decisionConfig(), Now: now, ScaledToZero: mem.zero, Floor: c.scheduleFloor(tm, base, pa, now),
 	}
 	in.History = c.knownHistory(tm, pa, mem, in.Behavior, t.specReplicas, now)
+	pr := c.forecastRound(ctx, pa, pods.own, in.Metrics, now)
+	in.Forecast = pr.input()
 	d := decision.Decide(in)
+	c.explainDecision(tm, base, pa, pr, in, d)
 	c.recordMetricFailures(pa, d.Statuses)
 	setDecisionConditions(pa, d.Conditions, now)
 	r := rescaled{history: d.History, desired: d.DesiredReplicas}

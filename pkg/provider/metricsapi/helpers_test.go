@@ -36,6 +36,8 @@ type fakeProm struct {
 	seriesCalls atomic.Int32
 	query       func(q string) (model.Vector, error)
 	queries     []string
+	// rangeQuery answers QueryRange; nil fails it.
+	rangeQuery func(q string, start, end time.Time, step time.Duration) (model.Matrix, error)
 }
 
 func (f *fakeProm) Series(_ context.Context, matchers []string, start, end time.Time) ([]model.LabelSet, error) {
@@ -55,6 +57,14 @@ func (f *fakeProm) Query(_ context.Context, q string, _ time.Time) (model.Vector
 		return nil, nil
 	}
 	return f.query(q)
+}
+
+func (f *fakeProm) QueryRange(_ context.Context, q string, start, end time.Time, step time.Duration) (model.Matrix, error) {
+	f.queries = append(f.queries, q)
+	if f.rangeQuery == nil {
+		return nil, errors.New("unexpected range query")
+	}
+	return f.rangeQuery(q, start, end, step)
 }
 
 func (f *fakeProm) QueryLabels(ctx context.Context, q string, at time.Time, labels []string) ([]prometheus.Sample, error) {

@@ -31,6 +31,9 @@ type Client interface {
 	// label values of the first such series; zero times leave that bound open. What it holds
 	// grows with the distinct shapes, not with the series.
 	Series(ctx context.Context, matchers []string, start, end time.Time) ([]model.LabelSet, error)
+	// QueryRange evaluates a range query from start to end at step, fewer than MaxRangePoints
+	// steps; any result other than a matrix is an ErrBadQuery.
+	QueryRange(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, error)
 }
 
 // Config is everything New needs; build it with Options.Config.

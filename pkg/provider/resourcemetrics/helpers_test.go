@@ -104,6 +104,10 @@ func (f *fakeProm) QueryLabels(context.Context, string, time.Time, []string) ([]
 	return nil, errors.New("unexpected QueryLabels call")
 }
 
+func (f *fakeProm) QueryRange(context.Context, string, time.Time, time.Time, time.Duration) (model.Matrix, error) {
+	return nil, errors.New("unexpected QueryRange call")
+}
+
 func sample(v float64, ts time.Time, kv ...string) *model.Sample {
 	m := model.Metric{}
 	for i := 0; i+1 < len(kv); i += 2 {

@@ -19,6 +19,8 @@ import (
 // +kubebuilder:printcolumn:name="MaxPods",type=integer,JSONPath=`.spec.maxReplicas`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.currentReplicas`
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.status.mode`,description="Active, or DryRun when the PodAutoscaler only reports what it would do."
+// +kubebuilder:printcolumn:name="Forecast",type=integer,JSONPath=`.status.prediction.replicas`,description="The replicas the forecast asks for one lead time ahead (spec.prediction)."
+// +kubebuilder:printcolumn:name="Floor",type=integer,JSONPath=`.status.schedules.floor`,priority=1,description="The floor of the active schedule windows (spec.schedules)."
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type PodAutoscaler struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -1,0 +1,187 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/autoscaler/forecast"
+	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
+	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
+	"github.com/podpilot/podpilot/pkg/podcache"
+)
+
+// defaultStartup is the pods' start-up time assumed when none of the target's pods shows one.
+const defaultStartup = time.Minute
+
+// Lead time bounds, those of spec.prediction.leadTimeSeconds.
+const (
+	minLead = 15 * time.Second
+	maxLead = time.Hour
+)
+
+// errNoHistoryPath means a metric's history cannot be read: resource and container resource
+// metrics come from metrics.k8s.io, which keeps none.
+var errNoHistoryPath = errors.New("no history for resource metrics")
+
+// predictionRound is the forecast's part of one round: the decision's input, and what the status
+// shows once the decision is made.
+type predictionRound struct {
+	mode    decision.ForecastMode
+	lead    time.Duration
+	metrics []metricForecast
+}
+
+// metricForecast is one metric's forecast at now + lead, or why it has none.
+type metricForecast struct {
+	name   string
+	fitted time.Time
+	model  forecast.Method
+	// point is the forecast load, and load the load provisioned for (point raised by the model's
+	// headroom), in the metric's units; NaN without a forecast.
+	point, load float64
+	err         error
+}
+
+// forecastRound returns the forecast of each of pa's metrics (ms, in the order of metricsOf) one
+// lead time ahead: each metric's model, anchored on the metric's aggregate this round (the sum
+// over the pods, or the value). The zero predictionRound when prediction is off.
+func (c *Controller) forecastRound(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, pods []*podcache.Pod, ms []decision.Metric, now time.Time) predictionRound {
+	mode := specconv.ForecastMode(pa.Spec.Prediction)
+	if mode == "" {
+		return predictionRound{}
+	}
+	pr := predictionRound{mode: mode, lead: specconv.LeadTime(pa.Spec.Prediction, observedLead(pods, c.opts.SyncPeriod))}
+	plans := historyPlans(pa)
+	for i, m := range ms {
+		mf := metricForecast{name: m.Name, point: math.NaN(), load: math.NaN(), err: errNoHistoryPath}
+		if i < len(plans) && plans[i] != nil {
+			mf = c.forecastMetric(ctx, *plans[i], m, pr.lead, now)
+		}
+		pr.metrics = append(pr.metrics, mf)
+	}
+	return pr
+}
+
+// forecastMetric forecasts one metric at now + lead from its model.
+func (c *Controller) forecastMetric(ctx context.Context, p historyPlan, m decision.Metric, lead time.Duration, now time.Time) metricForecast {
+	mf := metricForecast{name: m.Name, point: math.NaN(), load: math.NaN()}
+	f, err := c.models.get(ctx, p)
+	switch {
+	case err != nil:
+		mf.err = err
+		return mf
+	case f.refused != nil:
+		mf.err = f.refused
+		return mf
+	}
+	mf.fitted, mf.model = f.at, f.model.Method
+	v, err := f.model.AtFrom(now.Add(lead), now, aggregate(m))
+	if err != nil {
+		mf.err = fmt.Errorf("forecast %s at %s: %w", m.Name, now.Add(lead).UTC().Format(time.RFC3339), err)
+		return mf
+	}
+	mf.point, mf.load = v, v*(1+f.model.Headroom)
+	return mf
+}
+
+// input is the decision's forecast input; nil when prediction is off.
+func (pr predictionRound) input() *decision.Forecast {
+	if pr.mode == "" {
+		return nil
+	}
+	loads := make([]float64, len(pr.metrics))
+	for i, mf := range pr.metrics {
+		loads[i] = mf.load * 1000 // milli-units, as the decision reads loads
+	}
+	return &decision.Forecast{Mode: pr.mode, LeadTime: pr.lead, Loads: loads}
+}
+
+// aggregate is a metric's load this round in its units: the sum of its per-pod samples, or of
+// its values; NaN when it failed.
+func aggregate(m decision.Metric) float64 {
+	if m.FetchErr != nil {
+		return math.NaN()
+	}
+	var sum float64
+	for _, s := range m.Samples {
+		sum += float64(s.Value)
+	}
+	for _, v := range m.Values {
+		sum += float64(v)
+	}
+	return sum / 1000
+}
+
+// observedLead is the target's start-up time plus one sync period: the 90th percentile over its
+// ready pods of the time from start to Ready (defaultStartup when none shows one), within the
+// bounds of spec.prediction.leadTimeSeconds.
+func observedLead(pods []*podcache.Pod, syncPeriod time.Duration) time.Duration {
+	var startups []time.Duration
+	for _, p := range pods {
+		if p.Ready && !p.StartTime.IsZero() && p.ReadyTransition.After(p.StartTime.Time) {
+			startups = append(startups, p.ReadyTransition.Sub(p.StartTime.Time))
+		}
+	}
+	startup := defaultStartup
+	if len(startups) > 0 {
+		slices.Sort(startups)
+		startup = startups[int(math.Ceil(0.9*float64(len(startups))))-1]
+	}
+	return min(max(startup+syncPeriod, minLead), maxLead)
+}
+
+// historyPlans returns how to read the history of each of pa's metrics, in the order of
+// metricsOf; nil for the metrics whose history cannot be read (resource and container
+// resource metrics) and for invalid selectors.
+func historyPlans(pa *podpilotv1alpha1.PodAutoscaler) []*historyPlan {
+	s, ns := &pa.Spec, pa.Namespace
+	window := specconv.HistoryWindow(s.Prediction)
+	pods := podNamePattern(pa)
+	plan := func(kind, name string, sel *podpilotv1alpha1.MetricSelector, resource schema.GroupResource, names string, external bool) *historyPlan {
+		ls, err := metricSelector(sel)
+		if err != nil {
+			return nil
+		}
+		key := modelKey{Key: forecast.Key{Namespace: ns, Metric: kind + "/" + name, Selector: names + ";" + ls.String()}, window: window}
+		return &historyPlan{key: key, external: external,
+			req: metrics.HistoryRequest{Namespace: ns, Metric: name, Resource: resource, Names: names, Selector: ls}}
+	}
+	var out []*historyPlan
+	for _, m := range s.CustomMetrics {
+		out = append(out, plan("Pods", m.MetricName, m.Selector, schema.GroupResource{Resource: "pods"}, pods, false))
+	}
+	for range s.ResourceMetrics {
+		out = append(out, nil)
+	}
+	for _, m := range s.ObjectMetrics {
+		gv, _ := schema.ParseGroupVersion(m.DescribedObject.APIVersion)
+		gr := schema.GroupResource{Group: gv.Group, Resource: strings.ToLower(m.DescribedObject.Kind)}
+		out = append(out, plan("Object/"+m.DescribedObject.Kind+"/"+m.DescribedObject.Name, m.MetricName, m.Selector, gr,
+			regexp.QuoteMeta(m.DescribedObject.Name), false))
+	}
+	for _, m := range s.ExternalMetrics {
+		out = append(out, plan("External", m.MetricName, m.Selector, schema.GroupResource{}, "", true))
+	}
+	return out
+}
+
+// podNamePattern matches the names of the pods of pa's target, as their controllers name them:
+// a StatefulSet's name-<ordinal>, a Deployment's name-<template hash>-<suffix>. Its pods over
+// the whole history match, not only today's.
+func podNamePattern(pa *podpilotv1alpha1.PodAutoscaler) string {
+	name := regexp.QuoteMeta(pa.Spec.ScaleTargetName)
+	if pa.Spec.ScaleTargetKind.Canonical() == podpilotv1alpha1.ScaleTargetStatefulSet {
+		return name + "-[0-9]+"
+	}
+	return name + "-[a-z0-9]+-[a-z0-9]+"
+}

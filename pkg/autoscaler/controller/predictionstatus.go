@@ -1,0 +1,238 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/autoscaler/forecast"
+)
+
+// Reasons of the PredictionActive condition set here; the reasons a history is refused come from
+// forecast.Reason.
+const (
+	// ReasonForecastRaised means the forecast's proposal won over the metrics' this round (ScaleOut).
+	ReasonForecastRaised = "ForecastRaised"
+	// ReasonForecastNotRaised means the metrics' proposal was as high or higher (ScaleOut).
+	ReasonForecastNotRaised = "ForecastNotRaised"
+	// ReasonForecastOnly means the forecast is reported, never applied; the message says what it
+	// would have done.
+	ReasonForecastOnly = "ForecastOnly"
+	// ReasonHistoryUnavailable means no metric's history could be read.
+	ReasonHistoryUnavailable = "HistoryUnavailable"
+)
+
+// recordPrediction records the round's forecast in pa's status: status.prediction and the
+// PredictionActive condition, and the forecasts due by now against this round's loads for the
+// accuracy (see accuracy). With prediction off, both go, and so does the accuracy.
+func (c *Controller) recordPrediction(tm *term, base, pa *podpilotv1alpha1.PodAutoscaler, pr predictionRound, ms []decision.Metric,
+	d decision.Decision, now time.Time) {
+	if pr.mode == "" {
+		pa.Status.Prediction = nil
+		meta.RemoveStatusCondition(&pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive)
+		tm.memory.update(pa, func(e *remembered) { e.accuracy = nil })
+		return
+	}
+	wape := map[string]float64{}
+	tm.memory.update(pa, func(e *remembered) {
+		if e.accuracy == nil {
+			e.accuracy = map[string]*accuracy{}
+		}
+		for i, mf := range pr.metrics {
+			a := e.accuracy[mf.name]
+			if a == nil {
+				a = &accuracy{}
+				e.accuracy[mf.name] = a
+			}
+			if i < len(ms) {
+				a.settle(now, aggregate(ms[i]), c.opts.SyncPeriod)
+			}
+			a.add(now.Add(pr.lead), mf.point)
+			wape[mf.name] = a.wape(now)
+		}
+	})
+	s := predictionStatus(pr, d, wape)
+	if old := base.Status.Prediction; old != nil && predictionClose(*old, *s) {
+		s = old.DeepCopy()
+	}
+	pa.Status.Prediction = s
+	setPredictionCondition(pa, pr, d, now)
+}
+
+// forecastReplicas is the forecast's proposal in e; 0 without one.
+func forecastReplicas(e decision.Explanation) int32 {
+	var r int32
+	for _, p := range e.Proposals {
+		if p.Source == decision.ForecastProposal {
+			r = max(r, p.Replicas)
+		}
+	}
+	return r
+}
+
+// predictionStatus is status.prediction for the round: the lead time, the newest model, the
+// forecast's proposal and each metric's forecast load (the load provisioned for) and accuracy.
+func predictionStatus(pr predictionRound, d decision.Decision, wape map[string]float64) *podpilotv1alpha1.PredictionStatus {
+	s := &podpilotv1alpha1.PredictionStatus{LeadTimeSeconds: int32(pr.lead / time.Second), Replicas: forecastReplicas(d.Explanation)}
+	for _, mf := range pr.metrics {
+		if mf.err != nil {
+			continue
+		}
+		if s.FittedTime == nil || mf.fitted.After(s.FittedTime.Time) {
+			s.FittedTime, s.Model = ptr.To(metav1.NewTime(mf.fitted)), string(mf.model)
+		}
+		f := podpilotv1alpha1.MetricForecast{Name: mf.name}
+		if milli := mf.load * 1000; milli >= 0 && milli < math.MaxInt64/2 {
+			f.Value = resource.NewMilliQuantity(int64(math.Round(milli)), resource.DecimalSI)
+		}
+		if w, ok := wape[mf.name]; ok && !math.IsNaN(w) {
+			f.WAPEPercent = ptr.To(int32(math.Round(min(w, 100) * 100)))
+		}
+		if len(s.Metrics) < maxForecastMetrics {
+			s.Metrics = append(s.Metrics, f)
+		}
+	}
+	return s
+}
+
+// predictionClose reports whether two prediction statuses differ only in forecast values within
+// MetricChangeTolerance and accuracies within a point: such a change alone does not rewrite the
+// status.
+func predictionClose(old, s podpilotv1alpha1.PredictionStatus) bool {
+	if len(old.Metrics) != len(s.Metrics) {
+		return false
+	}
+	for i := range old.Metrics {
+		if !quantityClose(old.Metrics[i].Value, s.Metrics[i].Value) {
+			return false
+		}
+		s.Metrics[i].Value = old.Metrics[i].Value
+		if o, n := old.Metrics[i].WAPEPercent, s.Metrics[i].WAPEPercent; o != nil && n != nil && *o-*n <= 1 && *n-*o <= 1 {
+			s.Metrics[i].WAPEPercent = o
+		}
+	}
+	return equality.Semantic.DeepEqual(old, s)
+}
+
+// setPredictionCondition sets PredictionActive: True when a metric has a forecast, with whether
+// it raised the decision (or would have, in ForecastOnly); False with why no metric has one.
+func setPredictionCondition(pa *podpilotv1alpha1.PodAutoscaler, pr predictionRound, d decision.Decision, now time.Time) {
+	var errs []error
+	forecasts := 0
+	for _, mf := range pr.metrics {
+		if mf.err != nil {
+			errs = append(errs, mf.err)
+		} else {
+			forecasts++
+		}
+	}
+	if forecasts == 0 {
+		reason := ReasonHistoryUnavailable
+		if len(errs) > 0 && forecast.Reason(errs[0]) != "" {
+			reason = forecast.Reason(errs[0])
+		}
+		setCondition(pa, podpilotv1alpha1.ConditionPredictionActive, false, reason, cut("the forecast is off: "+errors.Join(errs...).Error()), now)
+		return
+	}
+	e := d.Explanation
+	lead := pr.lead.String()
+	var reason, msg string
+	switch {
+	case pr.mode == decision.ForecastOnly && e.WouldScaleTo > 0:
+		reason, msg = ReasonForecastOnly, fmt.Sprintf("the forecast in %s would have scaled to %d replicas (ForecastOnly writes no scale)", lead, e.WouldScaleTo)
+	case pr.mode == decision.ForecastOnly:
+		reason, msg = ReasonForecastOnly, fmt.Sprintf("the forecast in %s would not have raised the replicas", lead)
+	case len(e.Proposals) == 0:
+		reason, msg = ReasonForecastNotRaised, "no metric was read this round, so the decision holds and the forecast with it"
+	case e.ForecastRaised:
+		reason, msg = ReasonForecastRaised, fmt.Sprintf("the forecast in %s raised the proposal to %d replicas", lead, e.Proposed)
+	default:
+		reason, msg = ReasonForecastNotRaised, fmt.Sprintf("the metrics ask for as many replicas as the forecast in %s or more", lead)
+	}
+	if len(errs) > 0 {
+		msg += "; some metrics have no forecast: " + errors.Join(errs...).Error()
+	}
+	setCondition(pa, podpilotv1alpha1.ConditionPredictionActive, true, reason, cut(msg), now)
+}
+
+// cut makes one line of msg, which may join one error per metric, within maxPredictionMessage.
+func cut(msg string) string {
+	return truncateMessage(strings.ReplaceAll(msg, "\n", "; "), maxPredictionMessage)
+}
+
+// maxPredictionMessage bounds the PredictionActive message: a reader wants the first causes.
+const maxPredictionMessage = 2048
+
+// accuracy measures one metric's forecasts against what happened, over the last day: forecasts
+// wait until their time, then count against the load of the round at that time, in hourly
+// buckets. It lives in the leader's memory and starts empty in each term: it is informational.
+type accuracy struct {
+	pending []dueForecast
+	hours   [24]hourAccuracy
+}
+
+// dueForecast is a forecast of the load at a time.
+type dueForecast struct {
+	at    time.Time
+	value float64
+}
+
+// hourAccuracy is the accuracy of the forecasts due in one hour.
+type hourAccuracy struct {
+	hour int64
+	acc  forecast.Accuracy
+}
+
+// add queues the forecast value of the load at at; NaN is not queued.
+func (a *accuracy) add(at time.Time, value float64) {
+	if !math.IsNaN(value) {
+		a.pending = append(a.pending, dueForecast{at: at, value: value})
+	}
+}
+
+// settle counts the forecasts due by now against actual, the load now; those due more than one
+// sync period before now (no round ran at their time) are dropped uncounted.
+func (a *accuracy) settle(now time.Time, actual float64, period time.Duration) {
+	n := 0
+	for _, f := range a.pending {
+		if f.at.After(now) {
+			a.pending[n] = f
+			n++
+			continue
+		}
+		if now.Sub(f.at) <= period {
+			h := f.at.Unix() / 3600
+			b := &a.hours[h%24]
+			if b.hour != h {
+				*b = hourAccuracy{hour: h}
+			}
+			b.acc.Add(f.value, actual)
+		}
+	}
+	a.pending = a.pending[:n]
+}
+
+// wape is the weighted absolute percentage error (a fraction) of the forecasts due over the last
+// day; NaN when none was counted.
+func (a *accuracy) wape(now time.Time) float64 {
+	var sum forecast.Accuracy
+	h := now.Unix() / 3600
+	for _, b := range a.hours {
+		if b.hour > h-24 {
+			sum.AbsError += b.acc.AbsError
+			sum.AbsActual += b.acc.AbsActual
+			sum.N += b.acc.N
+		}
+	}
+	return sum.WAPE()
+}
