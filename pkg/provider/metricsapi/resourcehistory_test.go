@@ -52,7 +52,7 @@ func compiledResourceRules(t *testing.T, file string) *rules.ResourceQueries {
 	return set.Resource
 }
 
-func TestResourceHistoryQuery(t *testing.T) {
+func TestResourceHistorySumsTheTargetsPodsThroughTheResourceRules(t *testing.T) {
 	rq := compiledResourceRules(t, cadvisorResourceRules)
 	pods := schema.GroupResource{Resource: "pods"}
 	const names = "web-[a-z0-9]+-[a-z0-9]+"
