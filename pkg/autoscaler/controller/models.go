@@ -38,12 +38,24 @@ type modelKey struct {
 	window time.Duration
 }
 
+// historyKind says which of metrics.HistorySource's reads serves a history.
+type historyKind int
+
+const (
+	// objectsHistory is a custom metric's, summed over objects (pods, or the described object).
+	objectsHistory historyKind = iota
+	// externalHistory is an external metric's.
+	externalHistory
+	// resourceHistory is a resource or container resource metric's, summed over pods.
+	resourceHistory
+)
+
 // historyPlan says how to read one metric's history: its key, the request without its range,
-// and whether it is an external metric's.
+// and which read serves it.
 type historyPlan struct {
-	key      modelKey
-	req      metrics.HistoryRequest
-	external bool
+	key  modelKey
+	req  metrics.HistoryRequest
+	kind historyKind
 }
 
 // fit is a model fitted on one history at a time, or why the history could not be fitted
@@ -116,8 +128,11 @@ func (m *models) refit(ctx context.Context, p historyPlan) (fit, error) {
 	req := p.req
 	req.Start, req.End, req.Step = from.Add(historyStep/2), end.Add(historyStep/2), historyStep
 	read := m.source.ObjectsHistory
-	if p.external {
+	switch p.kind {
+	case externalHistory:
 		read = m.source.ExternalHistory
+	case resourceHistory:
+		read = m.source.ResourceHistory
 	}
 	values, err := read(ctx, req)
 	if err != nil {
