@@ -3,7 +3,6 @@ package replay
 import (
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
@@ -184,7 +183,7 @@ func (f *fitted) forecast(i int) *decision.Forecast {
 	for k, m := range f.models {
 		v, up := math.NaN(), math.NaN()
 		if m != nil {
-			at, err := m.AtFrom(now.Add(f.lead), now, f.recent(k, i))
+			at, err := m.AtFrom(now.Add(f.lead), now, f.tr.Loads[k][i])
 			if m.Method == forecast.SeasonalNaive {
 				at, err = m.At(now.Add(f.lead)) // the baseline as defined: last week's value
 			}
@@ -198,24 +197,6 @@ func (f *fitted) forecast(i int) *decision.Forecast {
 		out.Loads = append(out.Loads, up*1000)
 	}
 	return out
-}
-
-// recent are metric k's loads read at the steps up to i, within one step of the history.
-func (f *fitted) recent(k, i int) []forecast.Reading {
-	var out []forecast.Reading
-	for j := i; j >= 0 && f.tr.Times[i].Sub(f.tr.Times[j]) < f.step(); j-- {
-		out = append(out, forecast.Reading{At: f.tr.Times[j], Value: f.tr.Loads[k][j]})
-	}
-	slices.Reverse(out)
-	return out
-}
-
-// step is the history's step.
-func (f *fitted) step() time.Duration {
-	if len(f.history) == 0 {
-		return 0
-	}
-	return f.history[0].Step
 }
 
 // refit fits every metric's history before now.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,7 +72,8 @@ func (c *Controller) forecastRound(ctx context.Context, pa *podpilotv1alpha1.Pod
 	return pr
 }
 
-// forecastMetric forecasts one metric at now + lead from its model.
+// forecastMetric forecasts one metric at now + lead from its model, anchored on the metric's
+// aggregate this round.
 func (c *Controller) forecastMetric(ctx context.Context, p historyPlan, m decision.Metric, lead time.Duration, now time.Time) metricForecast {
 	mf := metricForecast{name: m.Name, point: math.NaN(), load: math.NaN()}
 	f, err := c.models.get(ctx, p)
@@ -91,6 +93,12 @@ func (c *Controller) forecastMetric(ctx context.Context, p historyPlan, m decisi
 	}
 	mf.point, mf.load = v, v*(1+f.model.Headroom)
 	return mf
+}
+
+// forecastKey names the i-th metric, called name, in the leader's memory of its forecasts: two
+// metrics may share a name (a resource of two containers).
+func forecastKey(i int, name string) string {
+	return strconv.Itoa(i) + "/" + name
 }
 
 // input is the decision's forecast input; nil when prediction is off.

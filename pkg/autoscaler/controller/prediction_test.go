@@ -107,6 +107,9 @@ func TestScaleOutRaisesTheReplicasForTheLoadForecastOneLeadAhead(t *testing.T) {
 	if v := p.Metrics[0].Value.AsApproximateFloat64(); v < 8000 || v > 11000 {
 		t.Errorf("forecast load = %g, want about 9000 (and its headroom)", v)
 	}
+	if p.Metrics[0].Replicas != p.Replicas {
+		t.Errorf("status.prediction.metrics[0].replicas = %d, want the one metric's %d", p.Metrics[0].Replicas, p.Replicas)
+	}
 	ld := pa.Status.LastDecision
 	if ld == nil || ld.FromReplicas != 1 || ld.ToReplicas != 4 || !strings.HasPrefix(ld.Winner, "forecast of") ||
 		!cmp.Equal(ld.Changes, []string{"ScaleUpLimit: 5 to 4"}) {

@@ -114,6 +114,9 @@ func TestResourceAndContainerResourceMetricsAreForecastFromTheirResourceHistory(
 		if m.Name != w.name || m.Value == nil {
 			t.Fatalf("status.prediction.metrics[%d] = %+v, want %s with a value", i, m, w.name)
 		}
+		if m.Replicas < 9 || m.Replicas > 12 {
+			t.Errorf("%s forecast asks for %d replicas, want 9 (and its headroom's)", w.name, m.Replicas)
+		}
 		if v := m.Value.AsApproximateFloat64(); v < w.from || v > w.to {
 			t.Errorf("%s forecast = %g, want %g to %g: the rush's 9 pods' worth, in the current reading's units, and its headroom", w.name, v, w.from, w.to)
 		}

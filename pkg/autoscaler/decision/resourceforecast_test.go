@@ -68,6 +68,11 @@ func TestAResourceForecastIsTheTotalUsageOverThePerPodTarget(t *testing.T) {
 		target: replicas.Target{Type: replicas.Utilization, Resource: cpu, Container: "app", Utilization: 50},
 		load:   1000, want: 10, ok: true,
 	}, {
+		name:   "an exact count is not rounded up by floating point: 2 cores over 50% of 666.7m → 6, not 7",
+		pods:   mixed,
+		target: replicas.Target{Type: replicas.Utilization, Resource: cpu, Utilization: 50},
+		load:   2000, want: 6, ok: true,
+	}, {
 		name:   "no pod has the request: no forecast, never a guess",
 		pods:   withContainer(seedPods(2), "app", 200),
 		target: replicas.Target{Type: replicas.Utilization, Resource: cpu, Container: "sidecar", Utilization: 50},

@@ -151,39 +151,24 @@ func (d decomposition) headroom(q float64) float64 {
 	return math.Max(0, quantile(rel, q))
 }
 
-// persistence says how much of a deviation from the season lasts: the remainder's
-// autocorrelation over the last week at each lag from 0 to MaxCarry, in steps (negative ones
-// as 0). It is the best linear prediction of the remainder h steps on from its value now,
-// whatever the shape of the remainder's noise: how long its persistent part lasts and how much
-// of it is noise that does not last.
-func (d decomposition) persistence() []float64 {
-	lags := int(MaxCarry / d.s.Step)
-	out := make([]float64, lags+1)
-	out[0] = 1
-	for lag := 1; lag <= lags; lag++ {
-		r := d.autocorrelation(lag)
-		if math.IsNaN(r) || r <= 0 {
-			break
-		}
-		out[lag] = r
-	}
-	return out
-}
-
-// autocorrelation is the remainder's autocorrelation at lag steps over the last week; NaN with
-// too few pairs.
-func (d decomposition) autocorrelation(lag int) float64 {
+// persistence is the lag-one autocorrelation of the remainder over the last week, clamped to
+// [0, 1): how much of a deviation from the season one step carries into the next.
+func (d decomposition) persistence() float64 {
 	n := len(d.s.Values)
 	var a, b []float64
-	for i := max(lag, n-int(week/d.s.Step)); i < n; i++ {
-		x0, x1 := d.s.Values[i-lag], d.s.Values[i]
+	for i := max(1, n-int(week/d.s.Step)); i < n; i++ {
+		x0, x1 := d.s.Values[i-1], d.s.Values[i]
 		if math.IsNaN(x0) || math.IsNaN(x1) {
 			continue
 		}
-		a = append(a, x0-d.level[i-lag]-d.season(i-lag))
+		a = append(a, x0-d.level[i-1]-d.season(i-1))
 		b = append(b, x1-d.level[i]-d.season(i))
 	}
-	return correlation(a, b)
+	c := correlation(a, b)
+	if math.IsNaN(c) {
+		return 0
+	}
+	return math.Min(0.999, math.Max(0, c))
 }
 
 func correlation(a, b []float64) float64 {

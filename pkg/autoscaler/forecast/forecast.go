@@ -27,10 +27,6 @@ const (
 // Methods lists the methods, the default first.
 func Methods() []Method { return []Method{HoltWinters, SeasonalProfile, SeasonalNaive} }
 
-// MaxCarry is how long a deviation from the forecast is carried (AtFrom): past it, the forecast
-// is the model's alone. It covers the longest lead time (an hour) and a refresh.
-const MaxCarry = 90 * time.Minute
-
 // HeadroomQuantile is the quantile of the recent relative errors Upper covers.
 const HeadroomQuantile = 0.9
 
@@ -61,9 +57,9 @@ type Model struct {
 	// Headroom is how far above the forecast the load has come, relatively, at HeadroomQuantile
 	// of the last week's errors: Upper adds it, so that capacity covers the load that often.
 	Headroom float64
-	// Persistence is how much of a deviation from the forecast, measured over one step of the
-	// history, is left h steps later (index h, up to MaxCarry): the remainder's autocorrelation.
-	Persistence []float64
+	// Persistence is how much of the current deviation from the forecast lasts one step of the
+	// history later (the remainder's lag-one autocorrelation); AtFrom decays it over the horizon.
+	Persistence float64
 	// step is the history's step.
 	step time.Duration
 	// predict returns the forecast at t.
@@ -105,52 +101,20 @@ func (m *Model) At(t time.Time) (float64, error) {
 	return math.Max(0, m.predict(t)), nil
 }
 
-// Reading is a load read at a time: a round's current value of a metric's aggregate.
-type Reading struct {
-	At    time.Time
-	Value float64
-}
-
-// AtFrom returns the forecast at t anchored on the loads read recently (a round's current
-// value and those of the rounds before, oldest first): their mean deviation from the forecast
-// over the last step of the history before now carries into t, decaying by Persistence per step.
-// The deviation is averaged over a step because Persistence is measured on the history's steps:
-// a single reading's deviation also holds noise shorter than a step, which does not last.
-// Without a reading in that step (or NaN ones only), the forecast is At's.
-func (m *Model) AtFrom(t, now time.Time, recent []Reading) (float64, error) {
+// AtFrom returns the forecast at t anchored on the load observed at now (a round's current
+// value): the deviation of current from the forecast at now carries into t, decaying by
+// Persistence per history step. A NaN current leaves the forecast as At.
+func (m *Model) AtFrom(t, now time.Time, current float64) (float64, error) {
 	v, err := m.At(t)
-	if err != nil || now.Before(m.End.Add(-m.step)) {
+	if err != nil || math.IsNaN(current) || now.Before(m.End.Add(-m.step)) {
 		return v, err
 	}
-	var sum float64
-	n := 0
-	for _, r := range recent {
-		if math.IsNaN(r.Value) || r.At.After(now) || !r.At.After(now.Add(-m.step)) {
-			continue
-		}
-		base, err := m.At(r.At)
-		if err != nil {
-			continue
-		}
-		sum += r.Value - base
-		n++
-	}
-	if n == 0 {
+	base, err := m.At(now)
+	if err != nil {
 		return v, nil
 	}
-	// The mean of the readings of the last step stands for the middle of that step.
-	return math.Max(0, v+m.carry(t.Sub(now)+m.step/2)*sum/float64(n)), nil
-}
-
-// carry is how much of a deviation is left after d: Persistence interpolated, 0 past MaxCarry.
-func (m *Model) carry(d time.Duration) float64 {
-	h := float64(d) / float64(m.step)
-	i := int(h)
-	if h < 0 || i+1 >= len(m.Persistence) {
-		return 0
-	}
-	f := h - float64(i)
-	return (1-f)*m.Persistence[i] + f*m.Persistence[i+1]
+	decay := math.Pow(m.Persistence, float64(t.Sub(now))/float64(m.step))
+	return math.Max(0, v+decay*(current-base)), nil
 }
 
 // Upper returns the forecast load at t raised by the model's headroom: the load capacity is
