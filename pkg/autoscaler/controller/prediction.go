@@ -129,14 +129,19 @@ func aggregate(m decision.Metric) float64 {
 	return sum / 1000
 }
 
-// observedLead is the target's start-up time plus one sync period: the 90th percentile over its
-// ready pods of the time from start to Ready (defaultStartup when none shows one), within the
-// bounds of spec.prediction.leadTimeSeconds.
+// observedLead is the time new capacity takes, plus one sync period: the 90th percentile over
+// the target's ready pods of the time from the pod's creation (its start when the creation time
+// is unknown) to Ready, which counts scheduling, image pulls and start-up (defaultStartup when
+// no pod shows one), within the bounds of spec.prediction.leadTimeSeconds.
 func observedLead(pods []*podcache.Pod, syncPeriod time.Duration) time.Duration {
 	var startups []time.Duration
 	for _, p := range pods {
-		if p.Ready && !p.StartTime.IsZero() && p.ReadyTransition.After(p.StartTime.Time) {
-			startups = append(startups, p.ReadyTransition.Sub(p.StartTime.Time))
+		from := p.CreationTimestamp.Time
+		if from.IsZero() {
+			from = p.StartTime.Time
+		}
+		if p.Ready && !from.IsZero() && p.ReadyTransition.After(from) {
+			startups = append(startups, p.ReadyTransition.Sub(from))
 		}
 	}
 	startup := defaultStartup

@@ -236,15 +236,22 @@ func TestTheObservedLeadIsThe90thPercentileStartupPlusOneSyncPeriod(t *testing.T
 	tests := []struct {
 		name     string
 		startups []time.Duration
-		want     time.Duration
+		// pending is how long each pod waited from its creation to its start (scheduling).
+		pending time.Duration
+		want    time.Duration
 	}{
 		{name: "no pod shows a start-up: the default minute", want: time.Minute + DefaultSyncPeriod},
 		{name: "ten pods: the ninth slowest", startups: []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 90, 100}, want: 90*time.Second + DefaultSyncPeriod},
 		{name: "hours of start-up are bounded by the spec's maximum", startups: []time.Duration{7200}, want: time.Hour},
+		{name: "the start-up counts from the pod's creation: time waiting for a node counts", startups: []time.Duration{30}, pending: 45 * time.Second,
+			want: 75*time.Second + DefaultSyncPeriod},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pods := podCacheOf(tt.startups)
+			for _, p := range pods {
+				p.CreationTimestamp = metav1.NewTime(p.StartTime.Add(-tt.pending))
+			}
 			if got := observedLead(pods, DefaultSyncPeriod); got != tt.want {
 				t.Errorf("lead = %s, want %s", got, tt.want)
 			}
