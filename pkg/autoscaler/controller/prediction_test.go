@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"sync"
@@ -28,12 +29,20 @@ type fakeHistory struct {
 	load func(time.Time) float64
 	err  error
 	reqs []metrics.HistoryRequest
+	// gate, when set, holds every read until it is closed.
+	gate chan struct{}
 }
 
 func (h *fakeHistory) read(req metrics.HistoryRequest) ([]float64, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.reqs = append(h.reqs, req)
+	gate := h.gate
+	h.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.err != nil {
 		return nil, h.err
 	}
@@ -219,9 +228,12 @@ func TestModelsAreSharedPerDistinctHistoryAndARefitReadsOnlyTheTail(t *testing.T
 		t.Errorf("%d history reads within the refresh, want 1: the fit is reused", n)
 	}
 	f.clock.Step(DefaultPredictionRefresh - 2*historyRetry)
-	got, err := f.ctrl.models.get(t.Context(), p)
-	if err != nil || got.model == nil {
-		t.Fatalf("refit: %+v, %v", got, err)
+	if _, err := f.ctrl.models.get(t.Context(), p); err != nil { // starts the refit
+		t.Fatal(err)
+	}
+	got := waitForFit(t, f.ctrl.models, p, now.Add(DefaultPredictionRefresh))
+	if got.model == nil {
+		t.Fatalf("refit: %+v", got)
 	}
 	reqs := h.requests()
 	if len(reqs) != 2 {
@@ -230,6 +242,67 @@ func TestModelsAreSharedPerDistinctHistoryAndARefitReadsOnlyTheTail(t *testing.T
 	if values := reqs[1].End.Sub(reqs[1].Start)/time.Minute + 1; values != 7 {
 		t.Errorf("the refit read %d values, want 7: the 5 minutes since and the 2 read again", values)
 	}
+}
+
+// waitForFit gets p's model until it is one fitted at or after at.
+func waitForFit(t *testing.T, m *models, p historyPlan, at time.Time) fit {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := m.get(t.Context(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.at.Before(at) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no fit made at or after %s; the held one is from %s", at, got.at)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestADueRefitNeverHoldsUpARound: once a model is held, its refit runs in the background while
+// the held model answers the rounds, for up to maxStaleFits refreshes past its refresh; only
+// past that does a round wait for the refit (within its own deadline).
+func TestADueRefitNeverHoldsUpARound(t *testing.T) {
+	h := &fakeHistory{load: eveningRush}
+	f := newPredictionFixture(t, h)
+	key := modelKey{window: 72 * time.Hour}
+	key.Namespace, key.Metric, key.Selector = ns, "Pods/zdns_vanguard_qps", "vg1-vanguard-[a-z0-9]+-[a-z0-9]+;"
+	p := historyPlan{key: key, req: metrics.HistoryRequest{Namespace: ns, Metric: "zdns_vanguard_qps"}}
+	first, err := f.ctrl.models.get(t.Context(), p)
+	if err != nil || first.model == nil {
+		t.Fatalf("first fit: %+v, %v", first, err)
+	}
+	gate := make(chan struct{})
+	h.mu.Lock()
+	h.gate = gate
+	h.mu.Unlock()
+	f.clock.Step(DefaultPredictionRefresh)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	got, err := f.ctrl.models.get(ctx, p) // the refit is due and held up at the gate
+	if err != nil || got.at != first.at {
+		t.Fatalf("a round with a refit due got %+v, %v; want the held model of %s at once", got, err, first.at)
+	}
+	close(gate)
+	if got := waitForFit(t, f.ctrl.models, p, first.at.Add(DefaultPredictionRefresh)); got.model == nil {
+		t.Fatalf("the background refit: %+v", got)
+	}
+	h.mu.Lock()
+	h.gate = make(chan struct{})
+	h.mu.Unlock()
+	f.clock.Step(time.Duration(2+maxStaleFits) * DefaultPredictionRefresh) // the held model is too old to answer
+	short, cancelShort := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancelShort()
+	if got, err := f.ctrl.models.get(short, p); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("past %d refreshes the round waits for the refit: got %+v, %v; want its deadline to end the wait", 1+maxStaleFits, got, err)
+	}
+	h.mu.Lock()
+	close(h.gate)
+	h.mu.Unlock()
 }
 
 func TestTheObservedLeadIsThe90thPercentileStartupPlusOneSyncPeriod(t *testing.T) {
