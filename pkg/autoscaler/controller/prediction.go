@@ -132,7 +132,9 @@ func aggregate(m decision.Metric) float64 {
 // observedLead is the time new capacity takes, plus one sync period: the 90th percentile over
 // the target's ready pods of the time from the pod's creation (its start when the creation time
 // is unknown) to Ready, which counts scheduling, image pulls and start-up (defaultStartup when
-// no pod shows one), within the bounds of spec.prediction.leadTimeSeconds.
+// no pod shows one), within the bounds of spec.prediction.leadTimeSeconds. The Ready condition
+// keeps only its last transition: a pod Ready more than maxLead after its creation has flapped
+// or restarted since it started (or starts slower than any lead allowed) and shows no start-up.
 func observedLead(pods []*podcache.Pod, syncPeriod time.Duration) time.Duration {
 	var startups []time.Duration
 	for _, p := range pods {
@@ -140,8 +142,8 @@ func observedLead(pods []*podcache.Pod, syncPeriod time.Duration) time.Duration 
 		if from.IsZero() {
 			from = p.StartTime.Time
 		}
-		if p.Ready && !from.IsZero() && p.ReadyTransition.After(from) {
-			startups = append(startups, p.ReadyTransition.Sub(from))
+		if d := p.ReadyTransition.Sub(from); p.Ready && !from.IsZero() && d > 0 && d <= maxLead {
+			startups = append(startups, d)
 		}
 	}
 	startup := defaultStartup

@@ -315,7 +315,9 @@ func TestTheObservedLeadIsThe90thPercentileStartupPlusOneSyncPeriod(t *testing.T
 	}{
 		{name: "no pod shows a start-up: the default minute", want: time.Minute + DefaultSyncPeriod},
 		{name: "ten pods: the ninth slowest", startups: []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 90, 100}, want: 90*time.Second + DefaultSyncPeriod},
-		{name: "hours of start-up are bounded by the spec's maximum", startups: []time.Duration{7200}, want: time.Hour},
+		{name: "a start-up up to the spec's maximum counts, bounded by it", startups: []time.Duration{3590}, want: time.Hour},
+		{name: "a pod Ready more than an hour after its creation flapped since it started: it shows no start-up",
+			startups: []time.Duration{20, 7200, 172800}, want: 20*time.Second + DefaultSyncPeriod},
 		{name: "the start-up counts from the pod's creation: time waiting for a node counts", startups: []time.Duration{30}, pending: 45 * time.Second,
 			want: 75*time.Second + DefaultSyncPeriod},
 	}
