@@ -212,9 +212,7 @@ func TestTurningPredictionOffClearsItsStatusAndCondition(t *testing.T) {
 func TestModelsAreSharedPerDistinctHistoryAndARefitReadsOnlyTheTail(t *testing.T) {
 	h := &fakeHistory{load: eveningRush}
 	f := newPredictionFixture(t, h)
-	key := modelKey{window: 72 * time.Hour}
-	key.Namespace, key.Metric, key.Selector = ns, "Pods/zdns_vanguard_qps", "vg1-vanguard-[a-z0-9]+-[a-z0-9]+;"
-	p := historyPlan{key: key, req: metrics.HistoryRequest{Namespace: ns, Metric: "zdns_vanguard_qps"}}
+	p := seedQPSPlan()
 	for range 10 { // ten PodAutoscalers' rounds on the same metric and selector
 		if _, err := f.ctrl.models.get(t.Context(), p); err != nil {
 			t.Fatal(err)
@@ -244,6 +242,13 @@ func TestModelsAreSharedPerDistinctHistoryAndARefitReadsOnlyTheTail(t *testing.T
 	}
 }
 
+// seedQPSPlan is the plan of the seed's zdns_vanguard_qps history over three days.
+func seedQPSPlan() historyPlan {
+	key := modelKey{window: 72 * time.Hour}
+	key.Namespace, key.Metric, key.Selector = ns, "Pods/zdns_vanguard_qps", "vg1-vanguard-[a-z0-9]+-[a-z0-9]+;"
+	return historyPlan{key: key, req: metrics.HistoryRequest{Namespace: ns, Metric: "zdns_vanguard_qps"}}
+}
+
 // waitForFit gets p's model until it is one fitted at or after at.
 func waitForFit(t *testing.T, m *models, p historyPlan, at time.Time) fit {
 	t.Helper()
@@ -269,9 +274,7 @@ func waitForFit(t *testing.T, m *models, p historyPlan, at time.Time) fit {
 func TestADueRefitNeverHoldsUpARound(t *testing.T) {
 	h := &fakeHistory{load: eveningRush}
 	f := newPredictionFixture(t, h)
-	key := modelKey{window: 72 * time.Hour}
-	key.Namespace, key.Metric, key.Selector = ns, "Pods/zdns_vanguard_qps", "vg1-vanguard-[a-z0-9]+-[a-z0-9]+;"
-	p := historyPlan{key: key, req: metrics.HistoryRequest{Namespace: ns, Metric: "zdns_vanguard_qps"}}
+	p := seedQPSPlan()
 	first, err := f.ctrl.models.get(t.Context(), p)
 	if err != nil || first.model == nil {
 		t.Fatalf("first fit: %+v, %v", first, err)
