@@ -96,6 +96,13 @@ func (g *Group[K, V]) Get(ctx context.Context, key K, fetch func(context.Context
 	}
 }
 
+// Start makes sure an answer for key is coming without waiting for it: it starts a call of fetch
+// unless one is in flight or a finished answer is reusable. The call runs detached from ctx's
+// cancellation, bounded by the policy's Timeout; a later Get shares or reuses it.
+func (g *Group[K, V]) Start(ctx context.Context, key K, fetch func(context.Context) (V, error)) {
+	g.lookup(ctx, key, fetch)
+}
+
 // lookup finds the call in flight or a reusable answer for key, or starts a call.
 func (g *Group[K, V]) lookup(ctx context.Context, key K, fetch func(context.Context) (V, error)) *call[V] {
 	now := g.clock.Now()

@@ -115,6 +115,31 @@ func TestCallersOfOneKeyShareTheCallInFlight(t *testing.T) {
 	}
 }
 
+func TestStartBeginsACallWithoutWaitingAndGetSharesIt(t *testing.T) {
+	g, err := New[string, int](nil, Policy{MaxAge: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	release := make(chan struct{})
+	fetch := func(context.Context) (int, error) {
+		calls.Add(1)
+		<-release
+		return 3, nil
+	}
+	g.Start(t.Context(), "k", fetch) // returns at once: the call is blocked on release
+	g.Start(t.Context(), "k", fetch) // the call in flight: no second one
+	close(release)
+	a, err := g.Get(t.Context(), "k", fetch)
+	if err != nil || a.Value != 3 {
+		t.Fatalf("Get = %v, %v; want the started call's 3", a.Value, err)
+	}
+	g.Start(t.Context(), "k", fetch) // a reusable answer: no new call
+	if got := calls.Load(); got != 1 {
+		t.Errorf("calls = %d, want 1: Start joins a call in flight and reuses an answer as Get does", got)
+	}
+}
+
 func TestACallerWhoseContextEndsStopsWaitingButTheCallGoesOn(t *testing.T) {
 	g, err := New[string, int](nil, Policy{MaxAge: time.Minute})
 	if err != nil {

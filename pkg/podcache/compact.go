@@ -39,6 +39,7 @@ func (c *Compactor) Compact(p *corev1.Pod) *Pod {
 		Labels:            c.Labels(p.Labels),
 		OwnerReferences:   c.Owners(p.OwnerReferences),
 		DeletionTimestamp: p.DeletionTimestamp,
+		CreationTimestamp: p.CreationTimestamp,
 		Phase:             unique.Make(p.Status.Phase).Value(),
 		Resources:         c.requests(&p.Spec),
 	}

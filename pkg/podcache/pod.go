@@ -11,7 +11,7 @@ import (
 )
 
 // Pod is a cached pod: its identity, labels and owners (selectors, object names, ownership), its
-// deletion timestamp, phase, start time and Ready condition (the autoscaler's readiness rules),
+// creation and deletion timestamps, phase, start time and Ready condition (the autoscaler's readiness rules),
 // and a shared pod spec holding only the requests. It is a metav1.Object and a runtime.Object,
 // so the informer's indexers and generic listers read it like any cached object; the setters of
 // fields it does not keep do nothing. Cached pods are shared and read-only.
@@ -24,6 +24,9 @@ type Pod struct {
 	Labels            map[string]string
 	OwnerReferences   []metav1.OwnerReference
 	DeletionTimestamp *metav1.Time
+	// CreationTimestamp is metadata.creationTimestamp: with ReadyTransition, how long the pod
+	// took from its creation to Ready (the autoscaler's lead time).
+	CreationTimestamp metav1.Time
 	Phase             corev1.PodPhase
 	// StartTime is status.startTime, zero when unset.
 	StartTime metav1.Time
@@ -61,6 +64,7 @@ func (p *Pod) DeepCopy() *Pod {
 		}
 	}
 	out.DeletionTimestamp = p.DeletionTimestamp.DeepCopy()
+	p.CreationTimestamp.DeepCopyInto(&out.CreationTimestamp)
 	p.StartTime.DeepCopyInto(&out.StartTime)
 	p.ReadyTransition.DeepCopyInto(&out.ReadyTransition)
 	out.Resources = p.Resources.DeepCopy()
@@ -127,11 +131,11 @@ func (p *Pod) GetSelfLink() string { return "" }
 // SetSelfLink implements metav1.Object; a cached pod does not keep it.
 func (p *Pod) SetSelfLink(string) {}
 
-// GetCreationTimestamp implements metav1.Object; a cached pod does not keep it.
-func (p *Pod) GetCreationTimestamp() metav1.Time { return metav1.Time{} }
+// GetCreationTimestamp implements metav1.Object.
+func (p *Pod) GetCreationTimestamp() metav1.Time { return p.CreationTimestamp }
 
-// SetCreationTimestamp implements metav1.Object; a cached pod does not keep it.
-func (p *Pod) SetCreationTimestamp(metav1.Time) {}
+// SetCreationTimestamp implements metav1.Object.
+func (p *Pod) SetCreationTimestamp(t metav1.Time) { p.CreationTimestamp = t }
 
 // GetDeletionGracePeriodSeconds implements metav1.Object; a cached pod does not keep it.
 func (p *Pod) GetDeletionGracePeriodSeconds() *int64 { return nil }

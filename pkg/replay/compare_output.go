@@ -22,7 +22,8 @@ func (c Comparison) Summaries(step time.Duration, requests map[corev1.ResourceNa
 	for _, v := range Variants() {
 		s := Summarize(c.Spec, c.Steps[v], step, requests)
 		s.Name = fmt.Sprintf("%s (%s)", c.Spec.Name, v)
-		s.Forecast = &ForecastSummary{Method: string(c.Method), LeadTime: c.LeadTime, WAPE: c.Model.WAPE(), NaiveWAPE: c.Naive.WAPE(), Refused: c.Refused}
+		s.Forecast = &ForecastSummary{Method: string(c.Method), LeadTime: c.LeadTime, WAPE: c.Model.WAPE(), NaiveWAPE: c.Naive.WAPE(),
+			WAPEPerStep: c.ModelPerStep.WAPE(), NaiveWAPEPerStep: c.NaivePerStep.WAPE(), Refused: c.Refused}
 		out = append(out, s)
 	}
 	return out
@@ -34,8 +35,12 @@ type ForecastSummary struct {
 	Method string
 	// LeadTime is the forecast's horizon.
 	LeadTime time.Duration
-	// WAPE and NaiveWAPE are the model's and seasonal-naive's WAPE at the lead horizon.
+	// WAPE and NaiveWAPE are the model's and seasonal-naive's WAPE at the lead horizon, against
+	// the load at each step of the trace.
 	WAPE, NaiveWAPE float64
+	// WAPEPerStep and NaiveWAPEPerStep are the same against the load's mean over the history's
+	// step: the resolution the models forecast at.
+	WAPEPerStep, NaiveWAPEPerStep float64
 	// Refused counts the refits refused, by reason.
 	Refused map[string]int
 }

@@ -57,8 +57,12 @@ type Comparison struct {
 	// Steps holds each variant's steps.
 	Steps map[Variant][]Step
 	// Model and Naive are the accuracy, at the lead horizon, of the model's forecasts and of
-	// seasonal-naive's (the same time last week, or day) against the load that came.
+	// seasonal-naive's (the same time last week, or day) against the load that came, at each
+	// step of the trace.
 	Model, Naive forecast.Accuracy
+	// ModelPerStep and NaivePerStep are the same against the load's mean over the history's
+	// step around that time: the resolution the models forecast at, the history's.
+	ModelPerStep, NaivePerStep forecast.Accuracy
 	// Refused counts the refits the model refused, by reason; their steps had no forecast.
 	Refused map[string]int
 	// Forecasts are the model's forecasts of the first metric's load made at each step, for one
@@ -91,6 +95,11 @@ func Compare(spec Spec, tr Trace, history []forecast.Series, m Model, p Predicti
 		actual := tr.loadAt(0, i, lead)
 		c.Model.Add(model.trail[i], actual)
 		c.Naive.Add(naive.trail[i], actual)
+		if len(history) > 0 {
+			mean := tr.meanAround(0, i, lead, history[0].Step)
+			c.ModelPerStep.Add(model.trail[i], mean)
+			c.NaivePerStep.Add(naive.trail[i], mean)
+		}
 	}
 	c.Forecasts = model.trail
 	return c, nil
@@ -113,6 +122,28 @@ func (tr Trace) loadAt(k, i int, lead time.Duration) float64 {
 		return math.NaN()
 	}
 	return tr.Loads[k][j]
+}
+
+// meanAround is the mean of metric k's load over the step of width step centred one lead after
+// step i, as a history value at that time is; NaN when the trace does not cover that step.
+func (tr Trace) meanAround(k, i int, lead, step time.Duration) float64 {
+	at := tr.Times[i].Add(lead)
+	from, to := at.Add(-step/2), at.Add(step/2)
+	if from.Before(tr.Times[0]) || to.After(tr.Times[len(tr.Times)-1]) {
+		return math.NaN()
+	}
+	var sum float64
+	n := 0
+	for j := i; j < len(tr.Times) && tr.Times[j].Before(to); j++ {
+		if !tr.Times[j].Before(from) && !math.IsNaN(tr.Loads[k][j]) {
+			sum += tr.Loads[k][j]
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
 }
 
 // oracle forecasts the load that really comes one lead time ahead.

@@ -189,6 +189,9 @@ func writeForecastRows(ss []Summary, row func(string, func(Summary) string)) {
 	row("forecast: model, lead time", fc(func(f *ForecastSummary) string { return fmt.Sprintf("%s, %s", f.Method, f.LeadTime) }))
 	row("forecast WAPE at the lead time", fc(func(f *ForecastSummary) string { return percent(f.WAPE) }))
 	row("seasonal-naive WAPE at the lead time", fc(func(f *ForecastSummary) string { return percent(f.NaiveWAPE) }))
+	row("forecast / seasonal-naive WAPE, at the history's step", fc(func(f *ForecastSummary) string {
+		return percent(f.WAPEPerStep) + " / " + percent(f.NaiveWAPEPerStep)
+	}))
 	row("refits refused", fc(func(f *ForecastSummary) string {
 		if len(f.Refused) == 0 {
 			return "0"

@@ -122,8 +122,8 @@ func TestForecastScalesOutBeforeTheLoadAndForecastOnlyWritesNothing(t *testing.T
 		t.Errorf("web PredictionActive = %+v, want ForecastRaised", c)
 	}
 	if p := pa.Status.Prediction; p == nil || p.Replicas < 5 || len(p.Metrics) != 1 || p.Metrics[0].Value == nil ||
-		math.Abs(p.Metrics[0].Value.AsApproximateFloat64()-9000) > 2000 {
-		t.Errorf("web status.prediction = %+v, want about 9000 qps and 5 replicas", p)
+		math.Abs(p.Metrics[0].Value.AsApproximateFloat64()-9000) > 2000 || p.Metrics[0].Replicas != p.Replicas {
+		t.Errorf("web status.prediction = %+v, want about 9000 qps and 5 replicas, the one metric's replicas the forecast's", p)
 	}
 
 	waitPodAutoscalerReason(ctx, t, ns, "shadow", "PredictionActive", "ForecastOnly")

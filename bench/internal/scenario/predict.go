@@ -15,6 +15,8 @@ import (
 	"github.com/podpilot/podpilot/bench/internal/stats"
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/autoscaler/forecast"
+	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 	"github.com/podpilot/podpilot/pkg/replay"
 	"github.com/podpilot/podpilot/pkg/replay/tracegen"
 )
@@ -60,8 +62,8 @@ func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
 	if err != nil {
 		return sec, err
 	}
-	t := report.Table{Header: []string{"trace", "WAPE model / naive", "pod-s short r / p / o", "short p÷r",
-		"replica-h r / p / o", "p÷r", "p÷o", "above target r / p", "scale events r / p / o", "steps p shorter than r"}}
+	t := report.Table{Header: []string{"trace", "WAPE model / naive at 1m", "at 15s", "pod-s short r / p / o", "short p÷r",
+		"replica-h r / p / o", "p÷r", "p÷o", "above target r / p", "scale events r / p / o", "steps p shorter than r / and beyond tolerance"}}
 	for _, sc := range tracegen.Scenarios(predictStep) {
 		if err := ctx.Err(); err != nil {
 			return sec, err
@@ -76,12 +78,12 @@ func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
 		t.Rows = append(t.Rows, append(comparisonCells(sc.Name, c),
 			fmt.Sprintf("%s / %s", r.AboveTarget, p.AboveTarget),
 			fmt.Sprintf("%d / %d / %d", r.ScaleUps+r.ScaleDowns, p.ScaleUps+p.ScaleDowns, o.ScaleUps+o.ScaleDowns),
-			fmt.Sprint(worseSteps(c))))
+			worseCell(c)))
 		if sc.Name == "diurnal" {
 			sec.Headline = append(sec.Headline, fmt.Sprintf("p: on the diurnal trace (lead %s), ScaleOut leaves %s× reactive's pod-seconds short of target "+
-				"at %s× its replica-hours (%s× the oracle's); WAPE %s× seasonal-naive's",
+				"at %s× its replica-hours (%s× the oracle's); WAPE %s× seasonal-naive's at the history's 1m (%s× at 15s)",
 				c.LeadTime, ratio(p.PodSecondsShort, r.PodSecondsShort), ratio(p.ReplicaHours, r.ReplicaHours), ratio(p.ReplicaHours, o.ReplicaHours),
-				stats.Num(c.Model.WAPE()/c.Naive.WAPE(), 2)))
+				stats.Num(c.ModelPerStep.WAPE()/c.NaivePerStep.WAPE(), 2), stats.Num(c.Model.WAPE()/c.Naive.WAPE(), 2)))
 		}
 		file := fmt.Sprintf("%s-predict-%s.svg", base, sc.Name)
 		if err := writeChart(filepath.Join(outDir, file), c); err != nil {
@@ -90,6 +92,11 @@ func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
 		sec.Images = append(sec.Images, report.Image{Alt: sc.Name + ": " + sc.About, File: file})
 	}
 	sec.Tables = append(sec.Tables, t)
+	seeds, err := spikeSeeds(ctx, spec)
+	if err != nil {
+		return sec, err
+	}
+	sec.Tables = append(sec.Tables, seeds)
 	work, err := os.MkdirTemp("", "podpilot-bench-p-")
 	if err != nil {
 		return sec, fmt.Errorf("temp dir: %w", err)
@@ -105,7 +112,9 @@ func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
 	sec.Notes = append(sec.Notes, notes...)
 	sec.Notes = append(sec.Notes, "pod-seconds short of target: max(0, ceil(load ÷ target) − ready pods) over time; "+
 		"the oracle's is not 0 where even perfect foresight is capped by the scale-up rate limit (the spike). "+
-		"*steps p shorter than r*: steps where the predictive run was short of target with fewer ready pods than the reactive run.")
+		"*steps p shorter than r*: steps where the predictive run was short of target with fewer ready pods than the reactive run; "+
+		"*and beyond tolerance*: of those, the steps where the predictive run's load per ready pod was also beyond the target's tolerance "+
+		"(10%: inside it the algorithm leaves the replicas alone) while the reactive run's was not.")
 	return sec, nil
 }
 
@@ -114,26 +123,71 @@ func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
 func comparisonCells(name string, c replay.Comparison) []string {
 	s := c.Summaries(predictStep, nil)
 	r, p, o := s[0], s[1], s[2]
-	return []string{name,
-		fmt.Sprintf("%s%% / %s%% (%s×)", stats.Num(100*c.Model.WAPE(), 1), stats.Num(100*c.Naive.WAPE(), 1), stats.Num(c.Model.WAPE()/c.Naive.WAPE(), 2)),
+	return []string{name, wapeCell(c.ModelPerStep, c.NaivePerStep), wapeCell(c.Model, c.Naive),
 		fmt.Sprintf("%.0f / %.0f / %.0f", r.PodSecondsShort, p.PodSecondsShort, o.PodSecondsShort), ratio(p.PodSecondsShort, r.PodSecondsShort),
 		fmt.Sprintf("%.1f / %.1f / %.1f", r.ReplicaHours, p.ReplicaHours, o.ReplicaHours),
 		ratio(p.ReplicaHours, r.ReplicaHours), ratio(p.ReplicaHours, o.ReplicaHours)}
 }
 
+// wapeCell shows a model's WAPE beside seasonal-naive's and their ratio.
+func wapeCell(model, naive forecast.Accuracy) string {
+	return fmt.Sprintf("%s%% / %s%% (%s×)", stats.Num(100*model.WAPE(), 1), stats.Num(100*naive.WAPE(), 1), stats.Num(model.WAPE()/naive.WAPE(), 2))
+}
+
+// spikeSeedsN is how many noise seeds the unforecastable spike is replayed with.
+const spikeSeedsN = 5
+
+// spikeSeeds replays the unforecastable spike with spikeSeedsN noise seeds: whether predictive is
+// worse than reactive on any of them, in pod-seconds short or time above target.
+func spikeSeeds(ctx context.Context, spec replay.Spec) (report.Table, error) {
+	t := report.Table{Header: []string{"spike, noise seed", "pod-s short r / p / o", "short p÷r", "above target r / p",
+		"replica-h p÷r", "steps p shorter than r / and beyond tolerance"}}
+	for seed := uint64(4); seed < 4+spikeSeedsN; seed++ {
+		if err := ctx.Err(); err != nil {
+			return t, err
+		}
+		fmt.Fprintf(os.Stderr, "bench: p: spike, seed %d\n", seed)
+		c, err := replay.CompareScenario(spec, tracegen.SpikeScenario(predictStep, seed), predictModel(), replay.DefaultPrediction(), replay.DefaultHistoryStep)
+		if err != nil {
+			return t, err
+		}
+		s := c.Summaries(predictStep, nil)
+		r, p, o := s[0], s[1], s[2]
+		t.Rows = append(t.Rows, []string{fmt.Sprint(seed),
+			fmt.Sprintf("%.0f / %.0f / %.0f", r.PodSecondsShort, p.PodSecondsShort, o.PodSecondsShort), ratio(p.PodSecondsShort, r.PodSecondsShort),
+			fmt.Sprintf("%s / %s", r.AboveTarget, p.AboveTarget), ratio(p.ReplicaHours, r.ReplicaHours), worseCell(c)})
+	}
+	return t, nil
+}
+
 // worseSteps counts the steps where the predictive run had fewer ready pods than the load needed
-// and fewer than the reactive run had: where the forecast made things worse.
-func worseSteps(c replay.Comparison) int {
+// and fewer than the reactive run had, and of those the steps where its per-pod load was also
+// beyond the tolerance (the band inside which the algorithm deliberately leaves the replicas
+// alone) while the reactive run's was not: where the forecast left it under-provisioned by the
+// autoscaler's own measure and reactive was not.
+func worseSteps(c replay.Comparison) (int, int) {
 	target := replay.TargetPerPod(c.Spec.Metrics[0].Target, nil)
-	n := 0
+	beyond := func(st replay.Step) bool {
+		return st.Ready == 0 || st.Load[0]/float64(st.Ready) > target*(1+replicas.DefaultTolerance)
+	}
+	n, worse := 0, 0
 	for i, p := range c.Steps[replay.Predictive] {
 		r := c.Steps[replay.Reactive][i]
 		need := math.Ceil(p.Load[0] / target)
 		if float64(p.Ready) < need && p.Ready < r.Ready {
 			n++
+			if beyond(p) && !beyond(r) {
+				worse++
+			}
 		}
 	}
-	return n
+	return n, worse
+}
+
+// worseCell shows worseSteps.
+func worseCell(c replay.Comparison) string {
+	n, worse := worseSteps(c)
+	return fmt.Sprintf("%d / %d", n, worse)
 }
 
 // ratio is a ÷ b with two decimals, n/a for 0 ÷ 0.

@@ -31,7 +31,7 @@ func viaPrometheus(name string) bool { return name == "diurnal" || name == "flig
 // through the default rules): the same comparison as Predict, from Prometheus. Without promtool
 // or prometheus on PATH (hack/install-prometheus.sh), it says so and skips.
 func PredictViaPrometheus(ctx context.Context, work string) (report.Table, []string, error) {
-	t := report.Table{Header: []string{"trace (via Prometheus)", "WAPE model / naive", "pod-s short r / p / o", "short p÷r", "replica-h r / p / o", "p÷r", "p÷o"}}
+	t := report.Table{Header: []string{"trace (via Prometheus)", "WAPE model / naive at 1m", "at 15s", "pod-s short r / p / o", "short p÷r", "replica-h r / p / o", "p÷r", "p÷o"}}
 	for _, tool := range []string{"promtool", "prometheus"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return t, []string{"Prometheus replay skipped: " + tool + " is not on PATH (hack/install-prometheus.sh installs it)."}, nil

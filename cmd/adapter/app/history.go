@@ -11,6 +11,7 @@ import (
 type historyReads interface {
 	ObjectsHistory(ctx context.Context, req metricsapi.HistoryRequest) ([]float64, error)
 	ExternalHistory(ctx context.Context, req metricsapi.HistoryRequest) ([]float64, error)
+	ResourceHistory(ctx context.Context, req metricsapi.HistoryRequest) ([]float64, error)
 }
 
 // providerHistory is the autoscaler's HistorySource over podpilot's provider, which must not
@@ -27,4 +28,9 @@ func (h providerHistory) ObjectsHistory(ctx context.Context, req metrics.History
 // ExternalHistory implements metrics.HistorySource.
 func (h providerHistory) ExternalHistory(ctx context.Context, req metrics.HistoryRequest) ([]float64, error) {
 	return h.reads.ExternalHistory(ctx, metricsapi.HistoryRequest(req))
+}
+
+// ResourceHistory implements metrics.HistorySource.
+func (h providerHistory) ResourceHistory(ctx context.Context, req metrics.HistoryRequest) ([]float64, error) {
+	return h.reads.ResourceHistory(ctx, metricsapi.HistoryRequest(req))
 }

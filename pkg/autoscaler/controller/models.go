@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -28,6 +29,10 @@ const fitTimeout = time.Minute
 // historyRetry is how long a history that could not be read stays so before it is read again.
 const historyRetry = time.Minute
 
+// maxStaleFits is how many refreshes a model is served past its refresh while its refit runs or
+// fails: a round never waits for a due refit while the model before it is this recent.
+const maxStaleFits = 1
+
 // errHistoryUnavailable means a metric's history could not be read; the forecast is then off.
 var errHistoryUnavailable = errors.New("history unavailable")
 
@@ -38,12 +43,24 @@ type modelKey struct {
 	window time.Duration
 }
 
+// historyKind says which of metrics.HistorySource's reads serves a history.
+type historyKind int
+
+const (
+	// objectsHistory is a custom metric's, summed over objects (pods, or the described object).
+	objectsHistory historyKind = iota
+	// externalHistory is an external metric's.
+	externalHistory
+	// resourceHistory is a resource or container resource metric's, summed over pods.
+	resourceHistory
+)
+
 // historyPlan says how to read one metric's history: its key, the request without its range,
-// and whether it is an external metric's.
+// and which read serves it.
 type historyPlan struct {
-	key      modelKey
-	req      metrics.HistoryRequest
-	external bool
+	key  modelKey
+	req  metrics.HistoryRequest
+	kind historyKind
 }
 
 // fit is a model fitted on one history at a time, or why the history could not be fitted
@@ -60,7 +77,10 @@ type fit struct {
 // started; a history that could not be read is read again after historyRetry, so a failing
 // Prometheus costs one read per key per historyRetry, and a blip costs the forecast a minute, not
 // a refresh; one refit per key runs at a time, bounded by fitTimeout, and a round waits for it
-// within its own deadline. It keeps the last history read per key, so that a refit reads only the
+// within its own deadline only when no model of the key is held: a due refit of a held model runs
+// in the background while the held model answers, for up to maxStaleFits refreshes more, so the
+// fitting cost never lands on a round. Fits (CPU) run at most fitSlots at a time. It keeps the last
+// history read per key, so that a refit reads only the
 // values since (and historyOverlap), and drops a key's history and fit when no refit read it for
 // three refreshes.
 type models struct {
@@ -68,6 +88,8 @@ type models struct {
 	clock   clock.PassiveClock
 	refresh time.Duration
 	group   *flight.Group[modelKey, fit]
+	// fitSlots bounds the fits running at once: refits of many keys fall due together.
+	fitSlots chan struct{}
 
 	mu   sync.Mutex
 	held map[modelKey]heldHistory
@@ -89,7 +111,8 @@ func newModels(source metrics.HistorySource, clk clock.PassiveClock, refresh tim
 	if err != nil {
 		return nil, fmt.Errorf("build forecast model cache: %w", err)
 	}
-	return &models{source: source, clock: clk, refresh: refresh, group: g, held: map[modelKey]heldHistory{}}, nil
+	slots := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
+	return &models{source: source, clock: clk, refresh: refresh, group: g, fitSlots: slots, held: map[modelKey]heldHistory{}}, nil
 }
 
 // get returns the model of p's history, fitting it when it is older than the refresh.
@@ -97,8 +120,26 @@ func (m *models) get(ctx context.Context, p historyPlan) (fit, error) {
 	if m == nil {
 		return fit{}, fmt.Errorf("no history source: %w", errHistoryUnavailable)
 	}
-	a, err := m.group.Get(ctx, p.key, func(ctx context.Context) (fit, error) { return m.refit(ctx, p) })
+	refit := func(ctx context.Context) (fit, error) { return m.refit(ctx, p) }
+	if f, ok := m.heldFit(p.key); ok && f.model != nil {
+		switch age := m.clock.Now().Sub(f.at); {
+		case age < m.refresh:
+			return f, nil
+		case age < time.Duration(1+maxStaleFits)*m.refresh:
+			m.group.Start(ctx, p.key, refit)
+			return f, nil
+		}
+	}
+	a, err := m.group.Get(ctx, p.key, refit)
 	return a.Value, err
+}
+
+// heldFit returns the fit held for key.
+func (m *models) heldFit(key modelKey) (fit, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h, ok := m.held[key]
+	return h.fit, ok
 }
 
 // refit returns the fit of p's history made less than a refresh ago, or reads the history up to
@@ -116,8 +157,11 @@ func (m *models) refit(ctx context.Context, p historyPlan) (fit, error) {
 	req := p.req
 	req.Start, req.End, req.Step = from.Add(historyStep/2), end.Add(historyStep/2), historyStep
 	read := m.source.ObjectsHistory
-	if p.external {
+	switch p.kind {
+	case externalHistory:
 		read = m.source.ExternalHistory
+	case resourceHistory:
+		read = m.source.ResourceHistory
 	}
 	values, err := read(ctx, req)
 	if err != nil {
@@ -125,7 +169,14 @@ func (m *models) refit(ctx context.Context, p historyPlan) (fit, error) {
 	}
 	s.Values = append(s.Values, values...)
 	f := fit{at: now}
-	if f.model, err = forecast.Fit(s, forecast.HoltWinters); err != nil {
+	select {
+	case m.fitSlots <- struct{}{}:
+	case <-ctx.Done():
+		return fit{}, fmt.Errorf("fit the history of %s in namespace %s: %w", p.key.Metric, p.key.Namespace, ctx.Err())
+	}
+	f.model, err = forecast.Fit(s, forecast.HoltWinters)
+	<-m.fitSlots
+	if err != nil {
 		f.refused = fmt.Errorf("fit the history of %s: %w", p.key.Metric, err)
 	}
 	m.keep(p.key, heldHistory{series: s, read: now, fit: f})

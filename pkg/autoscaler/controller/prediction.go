@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,9 +30,8 @@ const (
 	maxLead = time.Hour
 )
 
-// errNoHistoryPath means a metric's history cannot be read: resource and container resource
-// metrics come from metrics.k8s.io, which keeps none.
-var errNoHistoryPath = errors.New("no history for resource metrics")
+// errNoHistoryPlan means a metric's history cannot be asked for: its selector is invalid.
+var errNoHistoryPlan = errors.New("no history: the metric selector is invalid")
 
 // predictionRound is the forecast's part of one round: the decision's input, and what the status
 // shows once the decision is made.
@@ -63,7 +63,7 @@ func (c *Controller) forecastRound(ctx context.Context, pa *podpilotv1alpha1.Pod
 	pr := predictionRound{mode: mode, lead: specconv.LeadTime(pa.Spec.Prediction, observedLead(pods, c.opts.SyncPeriod))}
 	plans := historyPlans(pa)
 	for i, m := range ms {
-		mf := metricForecast{name: m.Name, point: math.NaN(), load: math.NaN(), err: errNoHistoryPath}
+		mf := metricForecast{name: m.Name, point: math.NaN(), load: math.NaN(), err: errNoHistoryPlan}
 		if i < len(plans) && plans[i] != nil {
 			mf = c.forecastMetric(ctx, *plans[i], m, pr.lead, now)
 		}
@@ -72,7 +72,8 @@ func (c *Controller) forecastRound(ctx context.Context, pa *podpilotv1alpha1.Pod
 	return pr
 }
 
-// forecastMetric forecasts one metric at now + lead from its model.
+// forecastMetric forecasts one metric at now + lead from its model, anchored on the metric's
+// aggregate this round.
 func (c *Controller) forecastMetric(ctx context.Context, p historyPlan, m decision.Metric, lead time.Duration, now time.Time) metricForecast {
 	mf := metricForecast{name: m.Name, point: math.NaN(), load: math.NaN()}
 	f, err := c.models.get(ctx, p)
@@ -92,6 +93,12 @@ func (c *Controller) forecastMetric(ctx context.Context, p historyPlan, m decisi
 	}
 	mf.point, mf.load = v, v*(1+f.model.Headroom)
 	return mf
+}
+
+// forecastKey names the i-th metric, called name, in the leader's memory of its forecasts: two
+// metrics may share a name (a resource of two containers).
+func forecastKey(i int, name string) string {
+	return strconv.Itoa(i) + "/" + name
 }
 
 // input is the decision's forecast input; nil when prediction is off.
@@ -122,14 +129,21 @@ func aggregate(m decision.Metric) float64 {
 	return sum / 1000
 }
 
-// observedLead is the target's start-up time plus one sync period: the 90th percentile over its
-// ready pods of the time from start to Ready (defaultStartup when none shows one), within the
-// bounds of spec.prediction.leadTimeSeconds.
+// observedLead is the time new capacity takes, plus one sync period: the 90th percentile over
+// the target's ready pods of the time from the pod's creation (its start when the creation time
+// is unknown) to Ready, which counts scheduling, image pulls and start-up (defaultStartup when
+// no pod shows one), within the bounds of spec.prediction.leadTimeSeconds. The Ready condition
+// keeps only its last transition: a pod Ready more than maxLead after its creation has flapped
+// or restarted since it started (or starts slower than any lead allowed) and shows no start-up.
 func observedLead(pods []*podcache.Pod, syncPeriod time.Duration) time.Duration {
 	var startups []time.Duration
 	for _, p := range pods {
-		if p.Ready && !p.StartTime.IsZero() && p.ReadyTransition.After(p.StartTime.Time) {
-			startups = append(startups, p.ReadyTransition.Sub(p.StartTime.Time))
+		from := p.CreationTimestamp.Time
+		if from.IsZero() {
+			from = p.StartTime.Time
+		}
+		if d := p.ReadyTransition.Sub(from); p.Ready && !from.IsZero() && d > 0 && d <= maxLead {
+			startups = append(startups, d)
 		}
 	}
 	startup := defaultStartup
@@ -141,36 +155,42 @@ func observedLead(pods []*podcache.Pod, syncPeriod time.Duration) time.Duration 
 }
 
 // historyPlans returns how to read the history of each of pa's metrics, in the order of
-// metricsOf; nil for the metrics whose history cannot be read (resource and container
-// resource metrics) and for invalid selectors.
+// metricsOf; nil for a metric whose selector is invalid. A plan's key names what makes its
+// history distinct: the metric's kind and name (and for a container resource metric the
+// container, for an object metric the object), the pod name pattern or object and the selector.
 func historyPlans(pa *podpilotv1alpha1.PodAutoscaler) []*historyPlan {
 	s, ns := &pa.Spec, pa.Namespace
 	window := specconv.HistoryWindow(s.Prediction)
 	pods := podNamePattern(pa)
-	plan := func(kind, name string, sel *podpilotv1alpha1.MetricSelector, resource schema.GroupResource, names string, external bool) *historyPlan {
+	podsGR := schema.GroupResource{Resource: "pods"}
+	plan := func(kind string, sel *podpilotv1alpha1.MetricSelector, req metrics.HistoryRequest, how historyKind) *historyPlan {
 		ls, err := metricSelector(sel)
 		if err != nil {
 			return nil
 		}
-		key := modelKey{Key: forecast.Key{Namespace: ns, Metric: kind + "/" + name, Selector: names + ";" + ls.String()}, window: window}
-		return &historyPlan{key: key, external: external,
-			req: metrics.HistoryRequest{Namespace: ns, Metric: name, Resource: resource, Names: names, Selector: ls}}
+		req.Namespace, req.Selector = ns, ls
+		key := modelKey{Key: forecast.Key{Namespace: ns, Metric: kind + "/" + req.Metric, Selector: req.Names + ";" + ls.String()}, window: window}
+		return &historyPlan{key: key, req: req, kind: how}
 	}
 	var out []*historyPlan
 	for _, m := range s.CustomMetrics {
-		out = append(out, plan("Pods", m.MetricName, m.Selector, schema.GroupResource{Resource: "pods"}, pods, false))
+		out = append(out, plan("Pods", m.Selector, metrics.HistoryRequest{Metric: m.MetricName, Resource: podsGR, Names: pods}, objectsHistory))
 	}
-	for range s.ResourceMetrics {
-		out = append(out, nil)
+	for _, m := range s.ResourceMetrics {
+		out = append(out, plan("Resource", nil, metrics.HistoryRequest{Metric: string(m.ResourceName), Resource: podsGR, Names: pods}, resourceHistory))
 	}
 	for _, m := range s.ObjectMetrics {
 		gv, _ := schema.ParseGroupVersion(m.DescribedObject.APIVersion)
 		gr := schema.GroupResource{Group: gv.Group, Resource: strings.ToLower(m.DescribedObject.Kind)}
-		out = append(out, plan("Object/"+m.DescribedObject.Kind+"/"+m.DescribedObject.Name, m.MetricName, m.Selector, gr,
-			regexp.QuoteMeta(m.DescribedObject.Name), false))
+		out = append(out, plan("Object/"+m.DescribedObject.Kind+"/"+m.DescribedObject.Name, m.Selector,
+			metrics.HistoryRequest{Metric: m.MetricName, Resource: gr, Names: regexp.QuoteMeta(m.DescribedObject.Name)}, objectsHistory))
 	}
 	for _, m := range s.ExternalMetrics {
-		out = append(out, plan("External", m.MetricName, m.Selector, schema.GroupResource{}, "", true))
+		out = append(out, plan("External", m.Selector, metrics.HistoryRequest{Metric: m.MetricName}, externalHistory))
+	}
+	for _, m := range s.ContainerResourceMetrics {
+		out = append(out, plan("ContainerResource/"+m.Container, nil,
+			metrics.HistoryRequest{Metric: string(m.ResourceName), Resource: podsGR, Names: pods, Container: m.Container}, resourceHistory))
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"sync"
@@ -28,12 +29,20 @@ type fakeHistory struct {
 	load func(time.Time) float64
 	err  error
 	reqs []metrics.HistoryRequest
+	// gate, when set, holds every read until it is closed.
+	gate chan struct{}
 }
 
 func (h *fakeHistory) read(req metrics.HistoryRequest) ([]float64, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.reqs = append(h.reqs, req)
+	gate := h.gate
+	h.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.err != nil {
 		return nil, h.err
 	}
@@ -106,6 +115,9 @@ func TestScaleOutRaisesTheReplicasForTheLoadForecastOneLeadAhead(t *testing.T) {
 	}
 	if v := p.Metrics[0].Value.AsApproximateFloat64(); v < 8000 || v > 11000 {
 		t.Errorf("forecast load = %g, want about 9000 (and its headroom)", v)
+	}
+	if p.Metrics[0].Replicas != p.Replicas {
+		t.Errorf("status.prediction.metrics[0].replicas = %d, want the one metric's %d", p.Metrics[0].Replicas, p.Replicas)
 	}
 	ld := pa.Status.LastDecision
 	if ld == nil || ld.FromReplicas != 1 || ld.ToReplicas != 4 || !strings.HasPrefix(ld.Winner, "forecast of") ||
@@ -200,9 +212,7 @@ func TestTurningPredictionOffClearsItsStatusAndCondition(t *testing.T) {
 func TestModelsAreSharedPerDistinctHistoryAndARefitReadsOnlyTheTail(t *testing.T) {
 	h := &fakeHistory{load: eveningRush}
 	f := newPredictionFixture(t, h)
-	key := modelKey{window: 72 * time.Hour}
-	key.Namespace, key.Metric, key.Selector = ns, "Pods/zdns_vanguard_qps", "vg1-vanguard-[a-z0-9]+-[a-z0-9]+;"
-	p := historyPlan{key: key, req: metrics.HistoryRequest{Namespace: ns, Metric: "zdns_vanguard_qps"}}
+	p := seedQPSPlan()
 	for range 10 { // ten PodAutoscalers' rounds on the same metric and selector
 		if _, err := f.ctrl.models.get(t.Context(), p); err != nil {
 			t.Fatal(err)
@@ -216,9 +226,12 @@ func TestModelsAreSharedPerDistinctHistoryAndARefitReadsOnlyTheTail(t *testing.T
 		t.Errorf("%d history reads within the refresh, want 1: the fit is reused", n)
 	}
 	f.clock.Step(DefaultPredictionRefresh - 2*historyRetry)
-	got, err := f.ctrl.models.get(t.Context(), p)
-	if err != nil || got.model == nil {
-		t.Fatalf("refit: %+v, %v", got, err)
+	if _, err := f.ctrl.models.get(t.Context(), p); err != nil { // starts the refit
+		t.Fatal(err)
+	}
+	got := waitForFit(t, f.ctrl.models, p, now.Add(DefaultPredictionRefresh))
+	if got.model == nil {
+		t.Fatalf("refit: %+v", got)
 	}
 	reqs := h.requests()
 	if len(reqs) != 2 {
@@ -229,19 +242,94 @@ func TestModelsAreSharedPerDistinctHistoryAndARefitReadsOnlyTheTail(t *testing.T
 	}
 }
 
+// seedQPSPlan is the plan of the seed's zdns_vanguard_qps history over three days.
+func seedQPSPlan() historyPlan {
+	key := modelKey{window: 72 * time.Hour}
+	key.Namespace, key.Metric, key.Selector = ns, "Pods/zdns_vanguard_qps", "vg1-vanguard-[a-z0-9]+-[a-z0-9]+;"
+	return historyPlan{key: key, req: metrics.HistoryRequest{Namespace: ns, Metric: "zdns_vanguard_qps"}}
+}
+
+// waitForFit gets p's model until it is one fitted at or after at.
+func waitForFit(t *testing.T, m *models, p historyPlan, at time.Time) fit {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := m.get(t.Context(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.at.Before(at) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no fit made at or after %s; the held one is from %s", at, got.at)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestADueRefitNeverHoldsUpARound: once a model is held, its refit runs in the background while
+// the held model answers the rounds, for up to maxStaleFits refreshes past its refresh; only
+// past that does a round wait for the refit (within its own deadline).
+func TestADueRefitNeverHoldsUpARound(t *testing.T) {
+	h := &fakeHistory{load: eveningRush}
+	f := newPredictionFixture(t, h)
+	p := seedQPSPlan()
+	first, err := f.ctrl.models.get(t.Context(), p)
+	if err != nil || first.model == nil {
+		t.Fatalf("first fit: %+v, %v", first, err)
+	}
+	gate := make(chan struct{})
+	h.mu.Lock()
+	h.gate = gate
+	h.mu.Unlock()
+	f.clock.Step(DefaultPredictionRefresh)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	got, err := f.ctrl.models.get(ctx, p) // the refit is due and held up at the gate
+	if err != nil || got.at != first.at {
+		t.Fatalf("a round with a refit due got %+v, %v; want the held model of %s at once", got, err, first.at)
+	}
+	close(gate)
+	if got := waitForFit(t, f.ctrl.models, p, first.at.Add(DefaultPredictionRefresh)); got.model == nil {
+		t.Fatalf("the background refit: %+v", got)
+	}
+	h.mu.Lock()
+	h.gate = make(chan struct{})
+	h.mu.Unlock()
+	f.clock.Step(time.Duration(2+maxStaleFits) * DefaultPredictionRefresh) // the held model is too old to answer
+	short, cancelShort := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancelShort()
+	if got, err := f.ctrl.models.get(short, p); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("past %d refreshes the round waits for the refit: got %+v, %v; want its deadline to end the wait", 1+maxStaleFits, got, err)
+	}
+	h.mu.Lock()
+	close(h.gate)
+	h.mu.Unlock()
+}
+
 func TestTheObservedLeadIsThe90thPercentileStartupPlusOneSyncPeriod(t *testing.T) {
 	tests := []struct {
 		name     string
 		startups []time.Duration
-		want     time.Duration
+		// pending is how long each pod waited from its creation to its start (scheduling).
+		pending time.Duration
+		want    time.Duration
 	}{
 		{name: "no pod shows a start-up: the default minute", want: time.Minute + DefaultSyncPeriod},
 		{name: "ten pods: the ninth slowest", startups: []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 90, 100}, want: 90*time.Second + DefaultSyncPeriod},
-		{name: "hours of start-up are bounded by the spec's maximum", startups: []time.Duration{7200}, want: time.Hour},
+		{name: "a start-up up to the spec's maximum counts, bounded by it", startups: []time.Duration{3590}, want: time.Hour},
+		{name: "a pod Ready more than an hour after its creation flapped since it started: it shows no start-up",
+			startups: []time.Duration{20, 7200, 172800}, want: 20*time.Second + DefaultSyncPeriod},
+		{name: "the start-up counts from the pod's creation: time waiting for a node counts", startups: []time.Duration{30}, pending: 45 * time.Second,
+			want: 75*time.Second + DefaultSyncPeriod},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pods := podCacheOf(tt.startups)
+			for _, p := range pods {
+				p.CreationTimestamp = metav1.NewTime(p.StartTime.Add(-tt.pending))
+			}
 			if got := observedLead(pods, DefaultSyncPeriod); got != tt.want {
 				t.Errorf("lead = %s, want %s", got, tt.want)
 			}

@@ -49,16 +49,19 @@ func (c *Controller) recordPrediction(tm *term, base, pa *podpilotv1alpha1.PodAu
 			e.accuracy = map[string]*accuracy{}
 		}
 		for i, mf := range pr.metrics {
-			a := e.accuracy[mf.name]
+			k := forecastKey(i, mf.name)
+			a := e.accuracy[k]
 			if a == nil {
-				a = &accuracy{}
-				e.accuracy[mf.name] = a
+				a = &accuracy{seed: checkpointedWAPE(base.Status.Prediction, i, mf.name)}
+				e.accuracy[k] = a
 			}
+			current := math.NaN()
 			if i < len(ms) {
-				a.settle(now, aggregate(ms[i]), c.opts.SyncPeriod)
+				current = aggregate(ms[i])
 			}
+			a.settle(now, current, c.opts.SyncPeriod)
 			a.add(now.Add(pr.lead), mf.point)
-			wape[mf.name] = a.wape(now)
+			wape[k] = a.wape(now, c.opts.SyncPeriod)
 		}
 	})
 	s := predictionStatus(pr, d, wape)
@@ -84,7 +87,7 @@ func forecastReplicas(e decision.Explanation) int32 {
 // forecast's proposal and each metric's forecast load (the load provisioned for) and accuracy.
 func predictionStatus(pr predictionRound, d decision.Decision, wape map[string]float64) *podpilotv1alpha1.PredictionStatus {
 	s := &podpilotv1alpha1.PredictionStatus{LeadTimeSeconds: int32(pr.lead / time.Second), Replicas: forecastReplicas(d.Explanation)}
-	for _, mf := range pr.metrics {
+	for i, mf := range pr.metrics {
 		if mf.err != nil {
 			continue
 		}
@@ -92,10 +95,13 @@ func predictionStatus(pr predictionRound, d decision.Decision, wape map[string]f
 			s.FittedTime, s.Model = ptr.To(metav1.NewTime(mf.fitted)), string(mf.model)
 		}
 		f := podpilotv1alpha1.MetricForecast{Name: mf.name}
+		if i < len(d.Explanation.ForecastReplicas) {
+			f.Replicas = d.Explanation.ForecastReplicas[i]
+		}
 		if milli := mf.load * 1000; milli >= 0 && milli < math.MaxInt64/2 {
 			f.Value = resource.NewMilliQuantity(int64(math.Round(milli)), resource.DecimalSI)
 		}
-		if w, ok := wape[mf.name]; ok && !math.IsNaN(w) {
+		if w, ok := wape[forecastKey(i, mf.name)]; ok && !math.IsNaN(w) {
 			f.WAPEPercent = ptr.To(int32(math.Round(min(w, 100) * 100)))
 		}
 		if len(s.Metrics) < maxForecastMetrics {
@@ -173,12 +179,23 @@ func cut(msg string) string {
 // maxPredictionMessage bounds the PredictionActive message: a reader wants the first causes.
 const maxPredictionMessage = 2048
 
-// accuracy measures one metric's forecasts against what happened, over the last day: forecasts
-// wait until their time, then count against the load of the round at that time, in hourly
-// buckets. It lives in the leader's memory and starts empty in each term: it is informational.
+// accuracy is the leader's memory of how one metric's forecasts fared against what happened
+// over the last day: forecasts wait until their time, then count against the load of
+// the round at that time, in hourly buckets. It lives in the leader's memory; a new leader shows
+// the WAPE its predecessor checkpointed in status (seed) until it has counted an hour of its own.
 type accuracy struct {
 	pending []dueForecast
 	hours   [24]hourAccuracy
+	seed    float64
+}
+
+// checkpointedWAPE is the WAPE status.prediction shows for the i-th metric, called name, as a
+// fraction; NaN when it shows none.
+func checkpointedWAPE(s *podpilotv1alpha1.PredictionStatus, i int, name string) float64 {
+	if s == nil || i >= len(s.Metrics) || s.Metrics[i].Name != name || s.Metrics[i].WAPEPercent == nil {
+		return math.NaN()
+	}
+	return float64(*s.Metrics[i].WAPEPercent) / 100
 }
 
 // dueForecast is a forecast of the load at a time.
@@ -223,8 +240,9 @@ func (a *accuracy) settle(now time.Time, actual float64, period time.Duration) {
 }
 
 // wape is the weighted absolute percentage error (a fraction) of the forecasts due over the last
-// day; NaN when none was counted.
-func (a *accuracy) wape(now time.Time) float64 {
+// day; NaN when none was counted. Until this leader has counted an hour of forecasts (at one
+// per period), it is the checkpointed one, when there is one.
+func (a *accuracy) wape(now time.Time, period time.Duration) float64 {
 	var sum forecast.Accuracy
 	h := now.Unix() / 3600
 	for _, b := range a.hours {
@@ -233,6 +251,9 @@ func (a *accuracy) wape(now time.Time) float64 {
 			sum.AbsActual += b.acc.AbsActual
 			sum.N += b.acc.N
 		}
+	}
+	if !math.IsNaN(a.seed) && time.Duration(sum.N)*period < time.Hour {
+		return a.seed
 	}
 	return sum.WAPE()
 }

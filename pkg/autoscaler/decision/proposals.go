@@ -79,6 +79,9 @@ type Explanation struct {
 	Changes []string
 	// ForecastRaised is true when the forecast's proposal won over the metrics' (ScaleOut).
 	ForecastRaised bool
+	// ForecastReplicas are the replicas the forecast of each metric asks for, in the order of
+	// the metrics; 0 for a metric without a forecast. Nil without one.
+	ForecastReplicas []int32
 	// WouldScaleTo is, in ForecastOnly mode, the replicas the forecast would have led to had it
 	// been applied; 0 when it would not have raised the decision.
 	WouldScaleTo int32
@@ -109,12 +112,13 @@ func belowMin(in Input, d Decision) Decision {
 	return fastPath(d, in.MinReplicas, "Current number of replicas below Spec.MinReplicas")
 }
 
-// forecastProposal returns the largest replicas the forecast asks for at now + lead, and the
-// metric it comes from; 0 when there is no usable forecast.
-func forecastProposal(in Input, statuses []MetricStatus) (int32, string) {
+// forecastProposal returns the replicas the forecast of each metric asks for at now + lead (0
+// without a usable forecast), the largest of them and the metric it comes from.
+func forecastProposal(in Input, statuses []MetricStatus) ([]int32, int32, string) {
 	if in.Forecast == nil {
-		return 0, ""
+		return nil, 0, ""
 	}
+	each := make([]int32, len(statuses))
 	var best int32
 	var from string
 	for i, st := range statuses {
@@ -122,11 +126,15 @@ func forecastProposal(in Input, statuses []MetricStatus) (int32, string) {
 			continue
 		}
 		r, ok := forecastReplicas(in, st.Target, in.Forecast.Loads[i])
-		if ok && r > best {
+		if !ok {
+			continue
+		}
+		each[i] = r
+		if r > best {
 			best, from = r, st.Description
 		}
 	}
-	return best, from
+	return each, best, from
 }
 
 // forecastReplicas converts a forecast load into replicas as the metric's target reads it:
@@ -146,12 +154,18 @@ func forecastReplicas(in Input, t replicas.Target, load float64) (int32, bool) {
 		if t.Value <= 0 {
 			return 0, false
 		}
-		return saturate(math.Ceil(float64(max(in.SpecReplicas, 1)) * load / float64(t.Value))), true
+		return saturate(ceil(float64(max(in.SpecReplicas, 1)) * load / float64(t.Value))), true
 	}
 	if per <= 0 || math.IsNaN(per) {
 		return 0, false
 	}
-	return saturate(math.Ceil(load / per)), true
+	return saturate(ceil(load / per)), true
+}
+
+// ceil rounds v up, except for what floating point adds to an exact count: 6.000000000001
+// replicas is 6 (loads and requests are milli-units, far coarser than that).
+func ceil(v float64) float64 {
+	return math.Ceil(v - 1e-9*math.Max(1, math.Abs(v)))
 }
 
 // meanRequest is the mean request of t's resource (of t's container, when set) over the pods
@@ -182,7 +196,7 @@ func saturate(v float64) int32 {
 // withForecast adds the forecast's proposal to the metrics' combination: in ScaleOut mode it
 // replaces the metrics' proposal when larger; it never lowers it.
 func withForecast(in Input, c combined) combined {
-	c.forecast, c.forecastFrom = forecastProposal(in, c.statuses)
+	c.forecastEach, c.forecast, c.forecastFrom = forecastProposal(in, c.statuses)
 	if in.Forecast != nil && in.Forecast.Mode == ForecastScaleOut && c.forecast > c.replicas {
 		c.raised = true
 		c.replicas, c.metric = c.forecast, fmt.Sprintf("forecast of %s in %s", c.forecastFrom, in.Forecast.LeadTime)
@@ -195,7 +209,7 @@ func withForecast(in Input, c combined) combined {
 // what the forecast would have done.
 func explain(in Input, c combined, n normalize.Result, desired int32) Explanation {
 	e := Explanation{Winner: c.metric, WinnerSource: MetricProposal, Proposed: c.replicas,
-		Stabilized: n.Stabilized, Desired: desired, ForecastRaised: c.raised, Proposals: proposals(in, c)}
+		Stabilized: n.Stabilized, Desired: desired, ForecastRaised: c.raised, Proposals: proposals(in, c), ForecastReplicas: c.forecastEach}
 	if c.raised {
 		e.WinnerSource = ForecastProposal
 	}

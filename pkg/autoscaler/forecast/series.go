@@ -122,7 +122,7 @@ func check(s Series) (Series, error) {
 		}
 	}
 	if first < 0 {
-		return s, fmt.Errorf("no values in %s: %w", time.Duration(len(s.Values))*s.Step, ErrHistoryTooShort)
+		return s, fmt.Errorf("no value in the %s of history read, %s needed: %w", time.Duration(len(s.Values))*s.Step, MinHistory, ErrHistoryTooShort)
 	}
 	missing -= first
 	s = Series{Start: s.Start.Add(time.Duration(first) * s.Step), Step: s.Step, Values: s.Values[first:]}

@@ -21,8 +21,12 @@ type HistoryRequest struct {
 	// Names is an RE2 expression the objects' names must match in whole: their values are
 	// summed. Unused for an external metric, whose series are summed.
 	Names string
-	// Selector narrows the metric's series; nil selects everything.
+	// Selector narrows the metric's series; nil selects everything. Unused for a resource
+	// metric.
 	Selector labels.Selector
+	// Container, for a resource metric, keeps only the usage of this container of each pod;
+	// empty sums the pods' containers. Unused for other metrics.
+	Container string
 	// Start, End and Step say when the values are: at Start, Start+Step, ... up to End.
 	Start, End time.Time
 	Step       time.Duration
@@ -36,4 +40,8 @@ type HistorySource interface {
 	ObjectsHistory(ctx context.Context, req HistoryRequest) ([]float64, error)
 	// ExternalHistory returns the sum of external metric req.Metric's series.
 	ExternalHistory(ctx context.Context, req HistoryRequest) ([]float64, error)
+	// ResourceHistory returns the usage of resource req.Metric (cpu in cores, memory in bytes,
+	// as metrics.k8s.io serves them) summed over the pods whose names match req.Names, of
+	// container req.Container only when it is set.
+	ResourceHistory(ctx context.Context, req HistoryRequest) ([]float64, error)
 }

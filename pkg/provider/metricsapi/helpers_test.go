@@ -143,7 +143,7 @@ func testProvider(t *testing.T, prom *fakeProm, rulesFile string, objs ...runtim
 }
 
 // providerWith builds a provider on fakes with opts.
-func providerWith(t *testing.T, prom *fakeProm, opts Options, objs ...runtime.Object) (*Provider, metrics.KubeRegistry) {
+func providerWith(t *testing.T, prom prometheus.Client, opts Options, objs ...runtime.Object) (*Provider, metrics.KubeRegistry) {
 	t.Helper()
 	scheme := fake.NewTestScheme()
 	if err := metav1.AddMetaToScheme(scheme); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -27,8 +28,12 @@ type HistoryRequest struct {
 	// Names is an RE2 expression the objects' names must match in whole: their values are
 	// summed. Unused for an external metric, whose series are summed.
 	Names string
-	// Selector narrows the metric's series; nil selects everything.
+	// Selector narrows the metric's series; nil selects everything. Unused for a resource
+	// metric.
 	Selector labels.Selector
+	// Container, for a resource metric, keeps only the usage of this container of each pod;
+	// empty sums the pods' containers. Unused for other metrics.
+	Container string
 	// Start, End and Step say when the values are: at Start, Start+Step, ... up to End.
 	Start, End time.Time
 	Step       time.Duration
@@ -58,8 +63,39 @@ func (f FreshReads) ObjectsHistory(ctx context.Context, req HistoryRequest) ([]f
 	if err != nil {
 		return nil, statusError(what, err)
 	}
-	q = fmt.Sprintf("sum by (%s) (label_replace(%s, %q, \"1\", %q, %q))", historyLabel, q, historyLabel, label, req.Names)
-	return f.p.history(ctx, what, q, req, func(m model.Metric) bool { return m[historyLabel] == "1" })
+	q, keep := historySum(q, historyMatch{label: label, pattern: req.Names})
+	return f.p.history(ctx, what, q, req, keep)
+}
+
+// keepSeries says whether a series of a history's query is part of the history.
+type keepSeries func(model.Metric) bool
+
+// historyMatch is a label of a history's series and the RE2 expression its value must match in
+// whole.
+type historyMatch struct{ label, pattern string }
+
+// historySum sums, in Prometheus, the series of q whose labels match every one of ms: each match
+// marks the series it accepts with a label of its own (historyLabel, then historyLabel_1, ...),
+// the sum is by those labels, and keep accepts the one sum marked by all. A few series come back,
+// whatever the number of objects.
+func historySum(q string, ms ...historyMatch) (string, keepSeries) {
+	marks := make([]string, len(ms))
+	for i, m := range ms {
+		marks[i] = historyLabel
+		if i > 0 {
+			marks[i] = fmt.Sprintf("%s_%d", historyLabel, i)
+		}
+		q = fmt.Sprintf("label_replace(%s, %q, \"1\", %q, %q)", q, marks[i], m.label, m.pattern)
+	}
+	keep := func(m model.Metric) bool {
+		for _, mark := range marks {
+			if m[model.LabelName(mark)] != "1" {
+				return false
+			}
+		}
+		return true
+	}
+	return fmt.Sprintf("sum by (%s) (%s)", strings.Join(marks, ", "), q), keep
 }
 
 // ExternalHistory returns, at each step of req, the sum of external metric req.Metric's series in
@@ -93,7 +129,7 @@ func (f FreshReads) externalHistory(ctx context.Context, req HistoryRequest, ten
 
 // history runs q over req's range, in chunks, and places the values of the series keep accepts
 // at their steps; NaN where there is none.
-func (p *Provider) history(ctx context.Context, what, q string, req HistoryRequest, keep func(model.Metric) bool) ([]float64, error) {
+func (p *Provider) history(ctx context.Context, what, q string, req HistoryRequest, keep keepSeries) ([]float64, error) {
 	if req.Step <= 0 || req.End.Before(req.Start) {
 		return nil, fmt.Errorf("%s: range %s to %s at %s: %w", what, req.Start, req.End, req.Step, prometheus.ErrBadQuery)
 	}

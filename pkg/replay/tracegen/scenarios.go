@@ -22,27 +22,41 @@ const History = 28 * 24 * time.Hour
 // day, a holiday and a weekday with an unforecastable spike, each after four weeks of history
 // with noise, a 2%/week trend and a past holiday. Step is the trace's resolution (the sync period).
 func Scenarios(step time.Duration) []Scenario {
-	wed := time.Date(2026, 10, 21, 0, 0, 0, 0, time.UTC)
-	base := func(name string, seed uint64, day time.Time) Spec {
-		return Spec{Name: name, Start: day.Add(-History), Span: History + 24*time.Hour, Step: step, Seed: seed,
-			Peak: 40000, Weekend: 0.5, GrowthPerWeek: 0.02, Noise: 0.06,
-			Holidays: []time.Time{time.Date(2026, 10, 12, 0, 0, 0, 0, time.UTC)}}
-	}
-	diurnal := base("diurnal", 1, wed)
-	weekend := base("weekend", 2, wed.AddDate(0, 0, 3))
-	holiday := base("holiday", 3, wed.AddDate(0, 0, 1))
+	wed := scenarioDay()
+	diurnal := baseSpec("diurnal", 1, wed, step)
+	weekend := baseSpec("weekend", 2, wed.AddDate(0, 0, 3), step)
+	holiday := baseSpec("holiday", 3, wed.AddDate(0, 0, 1), step)
 	holiday.Holidays = append(holiday.Holidays, wed.AddDate(0, 0, 1))
-	spike := base("spike", 4, wed)
-	spike.Spikes = []Spike{{At: wed.Add(15 * time.Hour), Duration: 20 * time.Minute, Factor: 2.5}}
-	day := func(s Spec, about string) Scenario {
-		from := s.Start.Add(History)
-		return Scenario{Name: s.Name, About: about, Make: func() (Trace, error) { return Generate(s), nil }, From: from, To: from.Add(24*time.Hour - step)}
-	}
 	return []Scenario{
-		day(diurnal, "a weekday: ramps at 08:00 (3 min) and 13:00 (5 min)"),
-		day(weekend, "a Saturday: the weekly pattern (a later, smaller ramp at 10:00)"),
-		day(holiday, "a weekday that runs a Sunday's pattern: the forecast expects a workday"),
-		day(spike, "a weekday with a 2.5x burst at 15:00 for 20 min that no history announces"),
+		replayedDay(diurnal, "a weekday: ramps at 08:00 (3 min) and 13:00 (5 min)"),
+		replayedDay(weekend, "a Saturday: the weekly pattern (a later, smaller ramp at 10:00)"),
+		replayedDay(holiday, "a weekday that runs a Sunday's pattern: the forecast expects a workday"),
+		SpikeScenario(step, 4),
 		FlightsScenario(step),
 	}
+}
+
+// SpikeScenario is the spike scenario with the noise of seed: a weekday with a 2.5× burst at
+// 15:00 for 20 minutes that no history announces. Scenarios has it with seed 4.
+func SpikeScenario(step time.Duration, seed uint64) Scenario {
+	s := baseSpec("spike", seed, scenarioDay(), step)
+	s.Spikes = []Spike{{At: scenarioDay().Add(15 * time.Hour), Duration: 20 * time.Minute, Factor: 2.5}}
+	return replayedDay(s, "a weekday with a 2.5x burst at 15:00 for 20 min that no history announces")
+}
+
+// scenarioDay is the Wednesday the weekday scenarios replay.
+func scenarioDay() time.Time { return time.Date(2026, 10, 21, 0, 0, 0, 0, time.UTC) }
+
+// baseSpec is the scenarios' shape: four weeks of history before day, then day; a peak of
+// 40000, weekends at half, 2% growth a week, 6% noise and a past holiday.
+func baseSpec(name string, seed uint64, day time.Time, step time.Duration) Spec {
+	return Spec{Name: name, Start: day.Add(-History), Span: History + 24*time.Hour, Step: step, Seed: seed,
+		Peak: 40000, Weekend: 0.5, GrowthPerWeek: 0.02, Noise: 0.06,
+		Holidays: []time.Time{time.Date(2026, 10, 12, 0, 0, 0, 0, time.UTC)}}
+}
+
+// replayedDay is the scenario replaying the last day of s.
+func replayedDay(s Spec, about string) Scenario {
+	from := s.Start.Add(History)
+	return Scenario{Name: s.Name, About: about, Make: func() (Trace, error) { return Generate(s), nil }, From: from, To: from.Add(24*time.Hour - s.Step)}
 }
