@@ -34,8 +34,11 @@ version: ## Print the version make build stamps into bin/podpilot.
 	@echo $(VERSION)
 
 .PHONY: tools
-tools: ## Build etcd, kube-apiserver, kube-controller-manager, kwok and helm (cached) and install Prometheus.
+tools: prometheus ## Build etcd, kube-apiserver, kube-controller-manager, kwok and helm (cached) and install Prometheus.
 	hack/build-tools.sh
+
+.PHONY: prometheus
+prometheus: ## Install Debian's Prometheus (prometheus, promtool) unless it is on PATH: the unit tests read backfilled TSDBs with it.
 	hack/install-prometheus.sh
 
 .PHONY: node-tools
@@ -55,7 +58,7 @@ images: image ## Build every image the real node runs: podpilot's, the pause ima
 test: test-unit test-e2e ## Run the unit tests, then the e2e tests on a real local control plane.
 
 .PHONY: test-unit
-test-unit: ## Run the unit tests.
+test-unit: prometheus ## Run the unit tests.
 	go test -count=1 $(UNIT_PKGS)
 
 .PHONY: test-e2e

@@ -46,15 +46,30 @@ type Answer[V any] struct {
 	Value V
 	// Asked is when the call that produced Value started.
 	Asked time.Time
+	// Served says how the caller was answered; set even when its wait ended first.
+	Served Served
 }
+
+// Served says how a Get was answered.
+type Served int
+
+const (
+	// Called means the caller started the call.
+	Called Served = iota
+	// Joined means the caller waited for a call in flight that another started.
+	Joined
+	// Reused means the caller got a finished answer the policy lets it reuse.
+	Reused
+)
 
 // Group shares calls per key under one Policy. It is safe for concurrent use.
 type Group[K comparable, V any] struct {
 	clock  clock.PassiveClock
 	policy Policy
 
-	mu      sync.Mutex
-	entries map[K]*call[V]
+	mu        sync.Mutex
+	entries   map[K]*call[V]
+	lastSweep time.Time
 }
 
 // call is one call: in progress until done is closed, then its result.
@@ -87,36 +102,63 @@ func (g *Group[K, V]) Policy() Policy { return g.policy }
 // reuse, or a new call of fetch. A caller whose ctx ends stops waiting; the call goes on for the
 // others, bounded by the policy's Timeout.
 func (g *Group[K, V]) Get(ctx context.Context, key K, fetch func(context.Context) (V, error)) (Answer[V], error) {
-	c := g.lookup(ctx, key, fetch)
-	select {
-	case <-c.done:
-		return Answer[V]{Value: c.val, Asked: c.started}, c.err
-	case <-ctx.Done():
-		return Answer[V]{}, ctx.Err()
-	}
+	return g.Ask(ctx, key, true, fetch).Wait(ctx)
 }
 
 // Start makes sure an answer for key is coming without waiting for it: it starts a call of fetch
 // unless one is in flight or a finished answer is reusable. The call runs detached from ctx's
 // cancellation, bounded by the policy's Timeout; a later Get shares or reuses it.
 func (g *Group[K, V]) Start(ctx context.Context, key K, fetch func(context.Context) (V, error)) {
-	g.lookup(ctx, key, fetch)
+	g.Ask(ctx, key, true, fetch)
 }
 
-// lookup finds the call in flight or a reusable answer for key, or starts a call.
-func (g *Group[K, V]) lookup(ctx context.Context, key K, fetch func(context.Context) (V, error)) *call[V] {
+// Ask finds the call in flight for key or, when reuse is set, a finished answer the policy lets
+// it reuse, or starts a call of fetch, and returns at once: how the caller is served is known
+// before it waits (Pending.Wait). Without reuse, a finished answer is not taken, but the new
+// call's answer may be reused by later callers.
+func (g *Group[K, V]) Ask(ctx context.Context, key K, reuse bool, fetch func(context.Context) (V, error)) Pending[V] {
+	c, served := g.lookup(ctx, key, reuse, fetch)
+	return Pending[V]{c: c, Served: served}
+}
+
+// Pending is an answer asked for and not yet waited for.
+type Pending[V any] struct {
+	c *call[V]
+	// Served says how the answer is served.
+	Served Served
+}
+
+// Wait waits for the answer until ctx ends; the call goes on for the others.
+func (p Pending[V]) Wait(ctx context.Context) (Answer[V], error) {
+	select {
+	case <-p.c.done:
+		return Answer[V]{Value: p.c.val, Asked: p.c.started, Served: p.Served}, p.c.err
+	case <-ctx.Done():
+		return Answer[V]{Served: p.Served}, ctx.Err()
+	}
+}
+
+// lookup finds the call in flight or, when reuse is set, a reusable answer for key, or starts a
+// call.
+func (g *Group[K, V]) lookup(ctx context.Context, key K, reuse bool, fetch func(context.Context) (V, error)) (*call[V], Served) {
 	now := g.clock.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if c, ok := g.entries[key]; ok && (!c.finished || g.reusable(c, now)) {
-		return c
+	if c, ok := g.entries[key]; ok {
+		if !c.finished {
+			return c, Joined
+		}
+		if reuse && g.reusable(c, now) {
+			return c, Reused
+		}
 	}
 	delete(g.entries, key)
+	g.sweep(now)
 	g.evict(now)
 	c := &call[V]{done: make(chan struct{}), started: now}
 	g.entries[key] = c
 	go g.run(context.WithoutCancel(ctx), key, c, fetch)
-	return c
+	return c, Called
 }
 
 // run calls fetch for c, drops c at once unless the policy may reuse it, and wakes its waiters.
@@ -139,6 +181,20 @@ func (g *Group[K, V]) run(ctx context.Context, key K, c *call[V], fetch func(con
 // reusable reports whether the finished call c may answer a caller at now. g.mu is held.
 func (g *Group[K, V]) reusable(c *call[V], now time.Time) bool {
 	return (c.err == nil || g.policy.KeepErrors) && now.Sub(c.started) < g.policy.MaxAge
+}
+
+// sweep drops the finished answers no longer reusable, at most once per MaxAge, so that what a
+// key no caller asks for again is not held. g.mu is held.
+func (g *Group[K, V]) sweep(now time.Time) {
+	if g.policy.MaxAge == 0 || now.Sub(g.lastSweep) < g.policy.MaxAge {
+		return
+	}
+	g.lastSweep = now
+	for k, c := range g.entries {
+		if c.finished && !g.reusable(c, now) {
+			delete(g.entries, k)
+		}
+	}
 }
 
 // evict makes room for one entry: it drops the answers no longer reusable and then, while still

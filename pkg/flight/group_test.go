@@ -140,6 +140,38 @@ func TestStartBeginsACallWithoutWaitingAndGetSharesIt(t *testing.T) {
 	}
 }
 
+func TestAskSaysHowTheCallerIsServedAndWithoutReuseNeverReuses(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Unix(0, 0))
+	g, err := New[string, int](clk, Policy{MaxAge: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var calls atomic.Int32
+	fetch := func(context.Context) (int, error) { calls.Add(1); <-release; return 5, nil }
+	g.Start(t.Context(), "k", fetch)
+	joined, cancel := context.WithCancel(t.Context())
+	cancel()
+	if a, _ := g.Get(joined, "k", fetch); a.Served != Joined {
+		t.Errorf("a caller of a key in flight: served %d, want Joined even when its wait ended first", a.Served)
+	}
+	close(release)
+	if a, err := g.Ask(t.Context(), "k", false, fetch).Wait(t.Context()); err != nil || a.Served != Joined || a.Value != 5 {
+		t.Errorf("Ask without reuse of a key in flight = %+v, %v; want the call's 5, Joined", a, err)
+	}
+	if a, err := g.Get(t.Context(), "k", fetch); err != nil || a.Served != Reused {
+		t.Errorf("Get of a finished answer = %+v, %v; want Reused", a, err)
+	}
+	release = make(chan struct{})
+	close(release)
+	if a, err := g.Ask(t.Context(), "k", false, fetch).Wait(t.Context()); err != nil || a.Served != Called {
+		t.Errorf("Ask without reuse of a finished answer = %+v, %v; want a new call", a, err)
+	}
+	if got := calls.Load(); got != 2 {
+		t.Errorf("calls = %d, want 2", got)
+	}
+}
+
 func TestACallerWhoseContextEndsStopsWaitingButTheCallGoesOn(t *testing.T) {
 	g, err := New[string, int](nil, Policy{MaxAge: time.Minute})
 	if err != nil {

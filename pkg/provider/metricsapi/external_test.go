@@ -116,7 +116,7 @@ func TestFreshExternalReadsNeverReuseAnAnswer(t *testing.T) {
 	ts := testNow.Add(-4 * time.Second)
 	prom := &fakeProm{series: seedSeries(), query: answer(model.Vector{sample(12.5, ts)}, nil)}
 	p := servingProvider(t, prom, "")
-	p.externalQueries.maxAge = time.Minute
+	p.externalQueries = mustShareQueries[model.Vector](t, p.clock, time.Minute, p.metrics.queryCounter(apiExternal))
 	qps := provider.ExternalMetricInfo{Metric: "zdns_vanguard_qps"}
 	for range 2 {
 		if _, err := p.FreshReads().GetExternalMetric(t.Context(), "ns", labels.Everything(), qps); err != nil {

@@ -80,9 +80,12 @@ func New(cfg Config) (*Provider, error) {
 		source:   source,
 		disc:     &discoverer{prom: cfg.Prometheus, mapper: cfg.Mapper, clock: clk, maxAge: cfg.SeriesMaxAge, metrics: m},
 		rules:    res.set,
-
-		customQueries:   newSharedQueries[objectSamples](clk, cfg.QueryCacheMaxAge, m.queryCounter(apiCustom)),
-		externalQueries: newSharedQueries[model.Vector](clk, cfg.QueryCacheMaxAge, m.queryCounter(apiExternal)),
+	}
+	if p.customQueries, err = newSharedQueries[objectSamples](clk, cfg.QueryCacheMaxAge, m.queryCounter(apiCustom)); err != nil {
+		return nil, err
+	}
+	if p.externalQueries, err = newSharedQueries[model.Vector](clk, cfg.QueryCacheMaxAge, m.queryCounter(apiExternal)); err != nil {
+		return nil, err
 	}
 	p.snap.Store(emptySnapshot())
 	p.resource.Store(res.set.Resource)

@@ -131,7 +131,7 @@ func servePrometheus(t *testing.T, tsdb string) prometheus.Client {
 func TestResourceHistoryFromABackfilledPrometheus(t *testing.T) {
 	for _, tool := range []string{"promtool", "prometheus"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not on PATH (hack/install-prometheus.sh installs it)", tool)
+			t.Fatalf("%s is not on PATH: `make prometheus` (hack/install-prometheus.sh) installs it, as `make test-unit` does", tool)
 		}
 	}
 	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)

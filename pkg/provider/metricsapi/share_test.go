@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/podpilot/podpilot/pkg/provider/prometheus"
@@ -36,7 +37,7 @@ func (c *servedCounts) count(servedBy string) {
 func TestConcurrentIdenticalRequestsShareOneQuery(t *testing.T) {
 	const n = 20
 	var counts servedCounts
-	c := newSharedQueries[int](testingclock.NewFakeClock(testNow), time.Second, counts.count)
+	c := mustShareQueries[int](t, testingclock.NewFakeClock(testNow), time.Second, counts.count)
 	var calls atomic.Int32
 	release := make(chan struct{})
 	fetch := func(context.Context) (int, error) {
@@ -72,7 +73,7 @@ func TestConcurrentIdenticalRequestsShareOneQuery(t *testing.T) {
 func TestAnswersAreReusedOnlyUntilMaxAge(t *testing.T) {
 	clk := testingclock.NewFakeClock(testNow)
 	var counts servedCounts
-	c := newSharedQueries[int](clk, 5*time.Second, counts.count)
+	c := mustShareQueries[int](t, clk, 5*time.Second, counts.count)
 	var calls atomic.Int32
 	fetch := func(context.Context) (int, error) { return int(calls.Add(1)), nil }
 	steps := []struct {
@@ -98,7 +99,7 @@ func TestAnswersAreReusedOnlyUntilMaxAge(t *testing.T) {
 
 func TestErrorsAreNotKeptBeyondTheCallInFlight(t *testing.T) {
 	var counts servedCounts
-	c := newSharedQueries[int](testingclock.NewFakeClock(testNow), time.Minute, counts.count)
+	c := mustShareQueries[int](t, testingclock.NewFakeClock(testNow), time.Minute, counts.count)
 	errDown := errors.New("prometheus down")
 	fail := true
 	fetch := func(context.Context) (int, error) {
@@ -121,7 +122,7 @@ func TestErrorsAreNotKeptBeyondTheCallInFlight(t *testing.T) {
 
 func TestZeroMaxAgeSendsEveryQuery(t *testing.T) {
 	var counts servedCounts
-	c := newSharedQueries[int](testingclock.NewFakeClock(testNow), 0, counts.count)
+	c := mustShareQueries[int](t, testingclock.NewFakeClock(testNow), 0, counts.count)
 	for range 3 {
 		if _, err := c.get(t.Context(), "q", true, func(context.Context) (int, error) { return 1, nil }); err != nil {
 			t.Fatal(err)
@@ -134,7 +135,7 @@ func TestZeroMaxAgeSendsEveryQuery(t *testing.T) {
 
 func TestAWaiterWhoseContextEndsStopsWaitingWithoutFailingOthers(t *testing.T) {
 	var counts servedCounts
-	c := newSharedQueries[int](testingclock.NewFakeClock(testNow), time.Minute, counts.count)
+	c := mustShareQueries[int](t, testingclock.NewFakeClock(testNow), time.Minute, counts.count)
 	release := make(chan struct{})
 	fetch := func(ctx context.Context) (int, error) {
 		<-release
@@ -159,7 +160,7 @@ func TestRequestsWithDifferentSelectorsShareTheNamespaceQuery(t *testing.T) {
 	p, _ := testProvider(t, prom, "",
 		pod("ns", "p1", map[string]string{"app": "a"}), pod("ns", "p2", map[string]string{"app": "b"}),
 		pod("ns", "p3", map[string]string{"app": "b"}))
-	p.customQueries.maxAge = time.Minute
+	p.customQueries = mustShareQueries[objectSamples](t, p.clock, time.Minute, p.metrics.queryCounter(apiCustom))
 	p.refresh(t.Context())
 	p.objects.start(t.Context())
 	t.Cleanup(stopInformers(p))
@@ -193,7 +194,7 @@ func TestRequestsWithDifferentSelectorsShareTheNamespaceQuery(t *testing.T) {
 
 func TestFreshReadsShareInFlightQueriesButNeverReuseAnswers(t *testing.T) {
 	var counts servedCounts
-	c := newSharedQueries[int](testingclock.NewFakeClock(testNow), time.Minute, counts.count)
+	c := mustShareQueries[int](t, testingclock.NewFakeClock(testNow), time.Minute, counts.count)
 	var calls atomic.Int32
 	fetch := func(context.Context) (int, error) { return int(calls.Add(1)), nil }
 	if got, _ := c.get(t.Context(), "q", false, fetch); got != 1 {
@@ -256,4 +257,13 @@ func TestASharedQueryPrometheusRejectsIsAskedAgainByName(t *testing.T) {
 			}
 		})
 	}
+}
+
+func mustShareQueries[V any](t *testing.T, clk clock.PassiveClock, maxAge time.Duration, count func(string)) *sharedQueries[V] {
+	t.Helper()
+	c, err := newSharedQueries[V](clk, maxAge, count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
