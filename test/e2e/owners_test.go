@@ -51,6 +51,7 @@ func TestPodAutoscalerCountsOnlyItsTargetsOwnPods(t *testing.T) {
 		ok := len(pa.Status.CurrentMetrics) == 1 && pa.Status.CurrentMetrics[0].AverageValue != nil
 		return ok && pa.Status.CurrentMetrics[0].AverageValue.MilliValue() == 1000_000, describeConditions(pa), nil
 	})
+	t.Cleanup(func() { logLastDecision(t, ns, "web") })
 	// 4 rounds of the shared podpilot (sync period 2 s): the average of all 4 matching pods,
 	// 2500, would scale to 10.
 	cluster.HoldReplicas(ctx, t, 8*time.Second, "Deployment", ns, "web", 2)
@@ -69,6 +70,23 @@ func TestPodAutoscalerCountsOnlyItsTargetsOwnPods(t *testing.T) {
 	}
 	t.Logf("status.currentMetrics average %s over the own pods %v (foreign pods %v at 4000 ignored); %s",
 		pa.Status.CurrentMetrics[0].AverageValue, own, foreign, c.Message)
+}
+
+// logLastDecision logs, when t failed, the PodAutoscaler's last decision that changed the
+// replicas (each proposal, the winner, what changed it), its metrics and conditions: what made it
+// scale. It runs in a cleanup, after t's context has ended.
+func logLastDecision(t *testing.T, ns, name string) {
+	if !t.Failed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pa, err := getPodAutoscaler(ctx, t, ns, name)
+	if err != nil {
+		t.Logf("PodAutoscaler %s/%s: %v", ns, name, err)
+		return
+	}
+	t.Logf("PodAutoscaler %s/%s: lastDecision %+v; currentMetrics %+v; %s", ns, name, pa.Status.LastDecision, pa.Status.CurrentMetrics, describeConditions(pa))
 }
 
 // runningPodsBySelector waits until n pods matching selector in ns run, and returns their names.
