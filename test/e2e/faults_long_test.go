@@ -323,15 +323,7 @@ func checkWindowRespected(t *testing.T, recs []podpilotv1alpha1.Recommendation, 
 	if scaled == nil {
 		t.Fatal("no lastScaleTime after the scale-down")
 	}
-	var lastHigh time.Time
-	for _, r := range recs {
-		if r.Replicas > 1 && r.Timestamp.After(lastHigh) {
-			lastHigh = r.Timestamp.Time
-		}
-	}
-	if lastHigh.IsZero() {
-		t.Fatalf("no recommendation above 1 persisted before the kill: %v", recs)
-	}
+	lastHigh := framework.LastRecommendedAbove(t, recs, 1)
 	end := lastHigh.Add(window)
 	// Timestamps are persisted to the second.
 	if early := end.Sub(scaled.Time); early > time.Second {

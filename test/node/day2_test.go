@@ -38,18 +38,42 @@ func checkTiming(t *testing.T, ok bool, format string, args ...any) {
 // TestLeaderPodDeletedMidWindow deletes the pod holding podpilot's Lease in
 // the middle of a downscale stabilization window. The other replica takes
 // the Lease, seeds its history from the PodAutoscaler's status, and scales
-// down once, when the window ends: never earlier, never twice.
+// down once, when the window ends: never earlier, never twice. The window
+// counts, as upstream's does, from the last round that recommended 4: the
+// leader's checkpoint in status, read before the leader is deleted, dates it
+// (to the second, rounded up); that round may precede the load's fall by up
+// to a sync period, having read the load before it fell.
 func TestLeaderPodDeletedMidWindow(t *testing.T) {
 	checkGuards(t)
 	ctx := t.Context()
 	const window = 40 * time.Second
 	s := newScaled(ctx, t, 1, 400, window, 4)
 	rec := s.record(ctx)
-	s.load.Set(100) // recommends 1 from now on; the window holds 4 until dropped+window
+	s.load.Set(100) // recommends 1 from now on; the window holds 4 until its last round+window
 	dropped := time.Now()
 	framework.WaitFor(ctx, t, window, "15s into the window", func(context.Context) (bool, string, error) {
 		return time.Since(dropped) >= 15*time.Second, "", nil
 	})
+	// The history the leader checkpointed, read before it dies: the newest
+	// run is the recommendation of 1, so the run of 4 has ended and its last
+	// round is written down.
+	var lastHigh time.Time
+	framework.WaitFor(ctx, t, 10*time.Second, "the leader's checkpoint to show the run of 4 ended", func(ctx context.Context) (bool, string, error) {
+		pa, err := s.podAutoscaler(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		recs := pa.Status.Recommendations
+		if len(recs) == 0 || recs[len(recs)-1].Replicas != 1 {
+			return false, fmt.Sprintf("recommendations %v", recs), nil
+		}
+		lastHigh = framework.LastRecommendedAbove(t, recs, 1)
+		return true, "", nil
+	})
+	if cut := dropped.Add(-2 * syncPeriod).Sub(lastHigh); cut > 0 {
+		t.Errorf("the checkpoint dates the last recommendation of 4 %.1fs before the load fell: more than a sync period (%s) early, the run was cut short", (cut + 2*syncPeriod).Seconds(), syncPeriod)
+	}
+	windowEnd := lastHigh.Add(window)
 	leader, err := leaseHolder(ctx)
 	if err != nil || leader == "" {
 		t.Fatalf("no Lease holder (%v)", err)
@@ -76,18 +100,18 @@ func TestLeaderPodDeletedMidWindow(t *testing.T) {
 	cluster.WaitReplicas(ctx, t, window+time.Minute, "Deployment", s.ns, s.name, 1)
 	// Watch a while longer for a second scale.
 	framework.WaitFor(ctx, t, time.Minute, "20s after the window", func(context.Context) (bool, string, error) {
-		return time.Since(dropped) >= window+20*time.Second, "", nil
+		return time.Since(windowEnd) >= 20*time.Second, "", nil
 	})
 	changes := rec.Stop()
-	reportNode(t, "leader-deleted", "leader %s deleted %.1fs into a %s window; Lease taken over in %.1fs; replicas: %s",
-		leader, deleted.Sub(dropped).Seconds(), window, takeover.Seconds(), describeChanges(changes, dropped))
+	reportNode(t, "leader-deleted", "leader %s deleted %.1fs into a %s window; Lease taken over in %.1fs; last recommendation of 4 at %+.1fs (checkpoint); replicas: %s",
+		leader, deleted.Sub(dropped).Seconds(), window, takeover.Seconds(), lastHigh.Sub(dropped).Seconds(), describeChanges(changes, dropped))
 	if len(changes) != 2 || changes[0].replicas != 4 || changes[1].replicas != 1 {
 		t.Fatalf("want 4 then one scale-down to 1, got: %s", describeChanges(changes, dropped))
 	}
-	if early := dropped.Add(window).Sub(changes[1].at); early > 0 {
-		t.Errorf("scaled down %.1fs before the stabilization window (%s after the load fell) ended", early.Seconds(), window)
+	if early := windowEnd.Sub(changes[1].at); early > 0 {
+		t.Errorf("scaled down %.1fs before the stabilization window (%s after the last recommendation of 4, at %+.1fs) ended", early.Seconds(), window, lastHigh.Sub(dropped).Seconds())
 	}
-	late := changes[1].at.Sub(dropped.Add(window))
+	late := changes[1].at.Sub(windowEnd)
 	checkTiming(t, late <= 2*syncPeriod+3*time.Second, "scale-down %.1fs after the window ended, want within 2 sync periods + 3s", late.Seconds())
 }
 

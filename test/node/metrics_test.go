@@ -17,12 +17,12 @@ import (
 )
 
 // Tolerances of podpilot's metrics.k8s.io against metrics-server for the
-// same pods, read within a second of each other. Both read the kubelet's
-// cAdvisor numbers, but over different windows: podpilot a 1m rate of
-// Prometheus' 1s scrapes, metrics-server the last two of its own scrapes
-// (10s apart). Measured on the 2-core machine (one run, 12 readings of two
-// pods near 150m and 30Mi): memory within 5.4% (0% but for one reading
-// across a change), cpu within 21%.
+// same pods. Both read the kubelet's cAdvisor numbers, over different
+// windows: podpilot a 1m rate of Prometheus' 1s scrapes, metrics-server the
+// last two of its own scrapes (10s apart). Memory is compared reading by
+// reading (within a second of each other); cpu over the same minute, the
+// mean of metrics-server's readings in it against podpilot's rate at its end
+// (reading by reading, the busy pods' 10s bursts differed by up to 27%).
 const (
 	memoryTolerance   = 0.10 // relative
 	cpuTolerance      = 0.35 // relative …
@@ -109,8 +109,13 @@ func TestResourceMetricsAgreeWithMetricsServer(t *testing.T) {
 	if age := time.Since(pods[0].CreationTimestamp.Time); age < 85*time.Second {
 		time.Sleep(85*time.Second - age)
 	}
+	// Memory is compared reading by reading. cpu over the same window: a
+	// minute of metrics-server's readings (each the usage over its last ~10s)
+	// averaged, against podpilot's 1m rate read at the minute's end.
 	var worstCPU, worstMem float64
-	for i := range 4 {
+	msCPU := map[string]map[time.Time]float64{} // pod → reading's timestamp → millicores
+	start := time.Now()
+	for i := 0; ; i++ {
 		a, err := podpilotPodMetrics(ctx, podpilotNS)
 		if err != nil {
 			t.Fatal(err)
@@ -119,6 +124,12 @@ func TestResourceMetricsAgreeWithMetricsServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		for _, item := range b.Items {
+			if msCPU[item.Name] == nil {
+				msCPU[item.Name] = map[time.Time]float64{}
+			}
+			msCPU[item.Name][item.Timestamp.Time] = podUsage(&metricsv1beta1.PodMetricsList{Items: []metricsv1beta1.PodMetrics{item}})[item.Name].cpu
+		}
 		pp, ref := podUsage(a), podUsage(b)
 		for pod, r := range ref {
 			p, ok := pp[pod]
@@ -126,21 +137,43 @@ func TestResourceMetricsAgreeWithMetricsServer(t *testing.T) {
 				t.Errorf("podpilot serves no metrics for pod %s, metrics-server does", pod)
 				continue
 			}
-			dCPU, dMem := math.Abs(p.cpu-r.cpu), math.Abs(p.memory-r.memory)/r.memory
+			dMem := math.Abs(p.memory-r.memory) / r.memory
 			worstMem = math.Max(worstMem, dMem)
-			worstCPU = math.Max(worstCPU, dCPU/math.Max(r.cpu, 1))
-			fmt.Printf("NODE metrics sample %d %s: cpu podpilot %.0fm metrics-server %.0fm; memory podpilot %.1fMi metrics-server %.1fMi (%.1f%%)\n",
+			fmt.Printf("NODE metrics sample %d %s: cpu podpilot %.0fm (1m) metrics-server %.0fm (10s); memory podpilot %.1fMi metrics-server %.1fMi (%.1f%%)\n",
 				i, pod, p.cpu, r.cpu, p.memory/(1<<20), r.memory/(1<<20), 100*dMem)
-			if dCPU > math.Max(cpuTolerance*r.cpu, cpuFloorMillicore) {
-				t.Errorf("pod %s: cpu %.0fm from podpilot, %.0fm from metrics-server: beyond %.0f%% or %dm", pod, p.cpu, r.cpu, 100*cpuTolerance, cpuFloorMillicore)
-			}
 			if dMem > memoryTolerance {
 				t.Errorf("pod %s: memory %.1fMi from podpilot, %.1fMi from metrics-server: beyond %.0f%%", pod, p.memory/(1<<20), r.memory/(1<<20), 100*memoryTolerance)
 			}
 		}
-		time.Sleep(5 * time.Second)
+		if time.Since(start) < time.Minute {
+			time.Sleep(5 * time.Second)
+			continue
+		}
+		end := time.Now()
+		for pod, p := range pp {
+			var sum float64
+			var n int
+			for at, c := range msCPU[pod] {
+				if end.Sub(at) <= time.Minute {
+					sum, n = sum+c, n+1
+				}
+			}
+			if n == 0 {
+				t.Errorf("metrics-server gave no reading of pod %s in the last minute", pod)
+				continue
+			}
+			mean := sum / float64(n)
+			dCPU := math.Abs(p.cpu - mean)
+			worstCPU = math.Max(worstCPU, dCPU/math.Max(mean, 1))
+			fmt.Printf("NODE metrics cpu %s: podpilot %.0fm (1m rate), metrics-server %.0fm (mean of its %d readings in the minute)\n", pod, p.cpu, mean, n)
+			if dCPU > math.Max(cpuTolerance*mean, cpuFloorMillicore) {
+				t.Errorf("pod %s: cpu %.0fm from podpilot (1m), %.0fm from metrics-server (mean of %d readings over the minute): beyond %.0f%% or %dm",
+					pod, p.cpu, mean, n, 100*cpuTolerance, cpuFloorMillicore)
+			}
+		}
+		break
 	}
-	fmt.Printf("NODE metrics: podpilot vs metrics-server, worst of 4 samples × 2 pods: cpu %.0f%%, memory %.1f%%\n", 100*worstCPU, 100*worstMem)
+	fmt.Printf("NODE metrics: podpilot vs metrics-server, 2 pods: cpu over the same minute %.0f%%; memory, worst of the readings %.1f%%\n", 100*worstCPU, 100*worstMem)
 	checkKubectlTop(ctx, t)
 }
 

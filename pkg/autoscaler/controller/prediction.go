@@ -7,7 +7,6 @@ import (
 	"math"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -43,7 +42,8 @@ type predictionRound struct {
 
 // metricForecast is one metric's forecast at now + lead, or why it has none.
 type metricForecast struct {
-	name   string
+	// id names the metric as status.currentMetrics does (no values).
+	id     podpilotv1alpha1.MetricStatus
 	fitted time.Time
 	model  forecast.Method
 	// point is the forecast load, and load the load provisioned for (point raised by the model's
@@ -63,7 +63,7 @@ func (c *Controller) forecastRound(ctx context.Context, pa *podpilotv1alpha1.Pod
 	pr := predictionRound{mode: mode, lead: specconv.LeadTime(pa.Spec.Prediction, observedLead(pods, c.opts.SyncPeriod))}
 	plans := historyPlans(pa)
 	for i, m := range ms {
-		mf := metricForecast{name: m.Name, point: math.NaN(), load: math.NaN(), err: errNoHistoryPlan}
+		mf := metricForecast{id: metricID(m), point: math.NaN(), load: math.NaN(), err: errNoHistoryPlan}
 		if i < len(plans) && plans[i] != nil {
 			mf = c.forecastMetric(ctx, *plans[i], m, pr.lead, now)
 		}
@@ -75,7 +75,7 @@ func (c *Controller) forecastRound(ctx context.Context, pa *podpilotv1alpha1.Pod
 // forecastMetric forecasts one metric at now + lead from its model, anchored on the metric's
 // aggregate this round.
 func (c *Controller) forecastMetric(ctx context.Context, p historyPlan, m decision.Metric, lead time.Duration, now time.Time) metricForecast {
-	mf := metricForecast{name: m.Name, point: math.NaN(), load: math.NaN()}
+	mf := metricForecast{id: metricID(m), point: math.NaN(), load: math.NaN()}
 	f, err := c.models.get(ctx, p)
 	switch {
 	case err != nil:
@@ -95,10 +95,22 @@ func (c *Controller) forecastMetric(ctx context.Context, p historyPlan, m decisi
 	return mf
 }
 
-// forecastKey names the i-th metric, called name, in the leader's memory of its forecasts: two
-// metrics may share a name (a resource of two containers).
-func forecastKey(i int, name string) string {
-	return strconv.Itoa(i) + "/" + name
+// metricID names m as status.currentMetrics does.
+func metricID(m decision.Metric) podpilotv1alpha1.MetricStatus {
+	id := podpilotv1alpha1.MetricStatus{Type: sourceTypeOf(m.Kind), Name: m.Name}
+	switch m.Kind {
+	case decision.ContainerResourceMetric:
+		id.Container = m.Target.Container
+	case decision.ObjectMetric:
+		id.DescribedObject = m.DescribedKind + "/" + m.DescribedName
+	}
+	return id
+}
+
+// forecastKey names a metric in the leader's memory of its forecasts: by its id, since two
+// metrics may share a name (a resource of two containers, a metric of two objects).
+func forecastKey(id podpilotv1alpha1.MetricStatus) string {
+	return string(id.Type) + "/" + id.Name + "/" + id.DescribedObject + "/" + id.Container
 }
 
 // input is the decision's forecast input; nil when prediction is off.

@@ -49,10 +49,10 @@ func (c *Controller) recordPrediction(tm *term, base, pa *podpilotv1alpha1.PodAu
 			e.accuracy = map[string]*accuracy{}
 		}
 		for i, mf := range pr.metrics {
-			k := forecastKey(i, mf.name)
+			k := forecastKey(mf.id)
 			a := e.accuracy[k]
 			if a == nil {
-				a = &accuracy{seed: checkpointedWAPE(base.Status.Prediction, i, mf.name)}
+				a = &accuracy{seed: checkpointedWAPE(base.Status.Prediction, mf.id)}
 				e.accuracy[k] = a
 			}
 			current := math.NaN()
@@ -94,14 +94,14 @@ func predictionStatus(pr predictionRound, d decision.Decision, wape map[string]f
 		if s.FittedTime == nil || mf.fitted.After(s.FittedTime.Time) {
 			s.FittedTime, s.Model = ptr.To(metav1.NewTime(mf.fitted)), string(mf.model)
 		}
-		f := podpilotv1alpha1.MetricForecast{Name: mf.name}
+		f := podpilotv1alpha1.MetricForecast{Type: mf.id.Type, Name: mf.id.Name, DescribedObject: mf.id.DescribedObject, Container: mf.id.Container}
 		if i < len(d.Explanation.ForecastReplicas) {
 			f.Replicas = d.Explanation.ForecastReplicas[i]
 		}
 		if milli := mf.load * 1000; milli >= 0 && milli < math.MaxInt64/2 {
 			f.Value = resource.NewMilliQuantity(int64(math.Round(milli)), resource.DecimalSI)
 		}
-		if w, ok := wape[forecastKey(i, mf.name)]; ok && !math.IsNaN(w) {
+		if w, ok := wape[forecastKey(mf.id)]; ok && !math.IsNaN(w) {
 			f.WAPEPercent = ptr.To(int32(math.Round(min(w, 100) * 100)))
 		}
 		if len(s.Metrics) < maxForecastMetrics {
@@ -189,13 +189,21 @@ type accuracy struct {
 	seed    float64
 }
 
-// checkpointedWAPE is the WAPE status.prediction shows for the i-th metric, called name, as a
-// fraction; NaN when it shows none.
-func checkpointedWAPE(s *podpilotv1alpha1.PredictionStatus, i int, name string) float64 {
-	if s == nil || i >= len(s.Metrics) || s.Metrics[i].Name != name || s.Metrics[i].WAPEPercent == nil {
+// checkpointedWAPE is the WAPE status.prediction shows for the metric id, as a fraction; NaN
+// when it shows none. An entry written before forecasts carried their metric's type (an
+// upgrade) is matched by name alone.
+func checkpointedWAPE(s *podpilotv1alpha1.PredictionStatus, id podpilotv1alpha1.MetricStatus) float64 {
+	if s == nil {
 		return math.NaN()
 	}
-	return float64(*s.Metrics[i].WAPEPercent) / 100
+	for _, f := range s.Metrics {
+		same := f.Name == id.Name && (f.Type == "" ||
+			f.Type == id.Type && f.DescribedObject == id.DescribedObject && f.Container == id.Container)
+		if same && f.WAPEPercent != nil {
+			return float64(*f.WAPEPercent) / 100
+		}
+	}
+	return math.NaN()
 }
 
 // dueForecast is a forecast of the load at a time.

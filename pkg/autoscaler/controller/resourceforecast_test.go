@@ -106,13 +106,18 @@ func TestResourceAndContainerResourceMetricsAreForecastFromTheirResourceHistory(
 		t.Fatalf("status.prediction = %+v, want a forecast for both metrics asking for at least maxReplicas", p)
 	}
 	want := []struct {
-		name     string
-		from, to float64
-	}{{"cpu", 2, 2.9}, {"memory", 8 * 256 * mebibyte, 11.5 * 256 * mebibyte}}
+		typ       podpilotv1alpha1.MetricSourceType
+		name      string
+		container string
+		from, to  float64
+	}{
+		{podpilotv1alpha1.ResourceMetricSourceType, "cpu", "", 2, 2.9},
+		{podpilotv1alpha1.ContainerResourceMetricSourceType, "memory", "vanguard", 8 * 256 * mebibyte, 11.5 * 256 * mebibyte},
+	}
 	for i, w := range want {
 		m := p.Metrics[i]
-		if m.Name != w.name || m.Value == nil {
-			t.Fatalf("status.prediction.metrics[%d] = %+v, want %s with a value", i, m, w.name)
+		if m.Type != w.typ || m.Name != w.name || m.Container != w.container || m.Value == nil {
+			t.Fatalf("status.prediction.metrics[%d] = %+v, want %s %s (container %q) with a value", i, m, w.typ, w.name, w.container)
 		}
 		if m.Replicas < 9 || m.Replicas > 12 {
 			t.Errorf("%s forecast asks for %d replicas, want 9 (and its headroom's)", w.name, m.Replicas)

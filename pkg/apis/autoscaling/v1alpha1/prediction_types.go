@@ -112,18 +112,32 @@ type PredictionStatus struct {
 	// Replicas is what the forecast asks for at the lead horizon: the largest over the metrics.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
-	// Metrics are each metric's forecast, in the order of status.currentMetrics.
+	// Metrics are the forecasts of the metrics that have one, in the order of
+	// status.currentMetrics; a metric whose forecast is off has none (PredictionActive says why).
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=42
 	// +optional
 	Metrics []MetricForecast `json:"metrics,omitempty"`
 }
 
-// MetricForecast is one metric's forecast at the lead horizon.
+// MetricForecast is one metric's forecast at the lead horizon. Type, Name, DescribedObject and
+// Container name the metric as status.currentMetrics does: two metrics may share a name (cpu of
+// two containers, one metric of two objects).
 type MetricForecast struct {
+	// Type is Resource, Custom, Object, External or ContainerResource.
+	// +optional
+	Type MetricSourceType `json:"type,omitempty"`
 	// Name is the metric's name, as in status.currentMetrics.
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
+	// DescribedObject is the object an Object metric describes, as Kind/name.
+	// +kubebuilder:validation:MaxLength=320
+	// +optional
+	DescribedObject string `json:"describedObject,omitempty"`
+	// Container is the container a ContainerResource metric reads.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Container string `json:"container,omitempty"`
 	// Value is the forecast load at now + lead time: the total over the target's pods for
 	// per-pod metrics, the value for Object and External metrics.
 	// +optional
