@@ -33,10 +33,15 @@ func cpuCores(perPod float64) float64 {
 
 // writeRules writes the default rules plus the framework's cAdvisor
 // resourceRules into the state directory and returns the file's path: with
-// them podpilot serves metrics.k8s.io (cpu and memory) from Prometheus too.
+// them podpilot serves metrics.k8s.io (cpu and memory) from Prometheus too;
+// on the real node, the rules for the kubelet's own cAdvisor series.
 func (d *demo) writeRules() (string, error) {
 	path := filepath.Join(d.opts.stateDir, "podpilot-rules.yaml")
-	if err := os.WriteFile(path, []byte(rules.DefaultYAML+framework.ResourceRulesYAML), 0o644); err != nil {
+	resourceRules := framework.ResourceRulesYAML
+	if d.real() {
+		resourceRules = framework.KubeletResourceRulesYAML()
+	}
+	if err := os.WriteFile(path, []byte(rules.DefaultYAML+resourceRules), 0o644); err != nil {
 		return "", fmt.Errorf("write rule file %s: %w", path, err)
 	}
 	return path, nil

@@ -196,8 +196,8 @@ func (e *env) footprintRows(ctx context.Context, state string, table *report.Tab
 func (e *env) utilization(ctx context.Context) (report.Section, error) {
 	sec := report.Section{Title: "cpu Utilization: podpilot, cAdvisor, metrics-server",
 		Intro: "A dry-run PodAutoscaler (cpu Utilization, target 50%) on podpilot's own Deployment (requests 100m), the pods kept busy. " +
-			"podpilot: the PodAutoscaler's status (metrics.k8s.io from `resourceRules`, `rate(…[1m])`); cAdvisor: " +
-			"`sum(rate(container_cpu_usage_seconds_total[1m]))` / requests; metrics-server v0.8.0 (10s resolution) / requests. Five readings 10s apart."}
+			"podpilot: the PodAutoscaler's status (metrics.k8s.io from `resourceRules`, `irate(…[1m])`); cAdvisor: " +
+			"`sum(irate(container_cpu_usage_seconds_total[1m]))` / requests; metrics-server v0.8.0 (10s resolution) / requests. Five readings 10s apart."}
 	ms, err := e.c.StartMetricsServer(ctx, 10*time.Second)
 	if err != nil {
 		return sec, err
@@ -247,7 +247,7 @@ func (e *env) utilizationRow(ctx context.Context, pp versioned.Interface, ms *fr
 	if len(pa.Status.CurrentMetrics) > 0 && pa.Status.CurrentMetrics[0].AverageUtilization != nil {
 		podpilot = fmt.Sprintf("%d%%", *pa.Status.CurrentMetrics[0].AverageUtilization)
 	}
-	raw, err := e.podValues(ctx, fmt.Sprintf(`sum by (pod) (rate(container_cpu_usage_seconds_total{namespace=%q,pod=~"podpilot-.*",container!=""}[1m]))`, framework.PodpilotNamespace))
+	raw, err := e.podValues(ctx, fmt.Sprintf(`sum by (pod) (irate(container_cpu_usage_seconds_total{namespace=%q,pod=~"podpilot-.*",container!=""}[1m]))`, framework.PodpilotNamespace))
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,7 @@ type ChartInstall struct {
 // done: this run's image (never pulled), Prometheus through its Service,
 // a verified serving certificate (a CA made here, no
 // insecureSkipTLSVerify), and metrics.k8s.io from the kubelet's cAdvisor
-// series (resourceMetrics with ResourceRulesYAML).
+// series (resourceMetrics with KubeletResourceRulesYAML).
 func (c *Cluster) InstallChart(ctx context.Context, in ChartInstall) error {
 	caPEM, err := c.ensureServingSecret(ctx)
 	if err != nil {
@@ -59,7 +59,7 @@ func (c *Cluster) InstallChart(ctx context.Context, in ChartInstall) error {
 		"image":           map[string]any{"repository": PodpilotImageRepository, "tag": in.Tag, "pullPolicy": "Never"},
 		"prometheus":      map[string]any{"url": c.Node.PrometheusServiceURL},
 		"resourceMetrics": map[string]any{"enabled": true},
-		"rules":           map[string]any{"content": rules.DefaultYAML + ResourceRulesYAML},
+		"rules":           map[string]any{"content": rules.DefaultYAML + KubeletResourceRulesYAML()},
 		"tls":             map[string]any{"secretName": servingSecret, "caBundle": base64.StdEncoding.EncodeToString(caPEM)},
 		"extraArgs":       in.ExtraArgs,
 	})
