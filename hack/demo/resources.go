@@ -37,7 +37,7 @@ func cpuCores(perPod float64) float64 {
 // on the real node, the rules for the kubelet's own cAdvisor series.
 func (d *demo) writeRules() (string, error) {
 	path := filepath.Join(d.opts.stateDir, "podpilot-rules.yaml")
-	resourceRules := framework.ResourceRulesYAML
+	resourceRules := framework.ResourceRulesYAML()
 	if d.real() {
 		resourceRules = framework.KubeletResourceRulesYAML()
 	}

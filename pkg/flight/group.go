@@ -190,6 +190,11 @@ func (g *Group[K, V]) sweep(now time.Time) {
 		return
 	}
 	g.lastSweep = now
+	g.dropStale(now)
+}
+
+// dropStale drops the finished answers no longer reusable at now. g.mu is held.
+func (g *Group[K, V]) dropStale(now time.Time) {
 	for k, c := range g.entries {
 		if c.finished && !g.reusable(c, now) {
 			delete(g.entries, k)
@@ -203,11 +208,7 @@ func (g *Group[K, V]) evict(now time.Time) {
 	if len(g.entries) < g.policy.MaxEntries {
 		return
 	}
-	for k, c := range g.entries {
-		if c.finished && !g.reusable(c, now) {
-			delete(g.entries, k)
-		}
-	}
+	g.dropStale(now)
 	for len(g.entries) >= g.policy.MaxEntries {
 		var oldest K
 		var at time.Time

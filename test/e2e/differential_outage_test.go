@@ -32,7 +32,7 @@ func TestDifferentialMetricsOutageLongerThanTheWindow(t *testing.T) {
 	}
 	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
 	// The default rules and resourceRules: takeOver waits for every metrics API, metrics.k8s.io too.
-	if err := os.WriteFile(rulesFile, []byte(rules.DefaultYAML+framework.ResourceRulesYAML), 0o644); err != nil {
+	if err := os.WriteFile(rulesFile, []byte(rules.DefaultYAML+framework.ResourceRulesYAML()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	proxy := cluster.StartPrometheusProxy(t)

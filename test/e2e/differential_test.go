@@ -91,7 +91,7 @@ func TestDifferentialStockHPAAgainstPodAutoscaler(t *testing.T) {
 	// The default rules with the per-Service rule (Object metrics), and
 	// resourceRules over a 15 s rate window (the window kubelet's resource
 	// metrics have for metrics-server), so cpu settles within the holds.
-	resourceRules := strings.NewReplacer("[1m]", "[15s]", "window: 1m", "window: 15s").Replace(framework.ResourceRulesYAML)
+	resourceRules := strings.NewReplacer("[1m]", "[15s]", "window: 1m", "window: 15s").Replace(framework.ResourceRulesYAML())
 	withServices := strings.Replace(rules.DefaultYAML, "\nrules:\n", "\nrules:\n"+framework.ServiceRulesYAML, 1)
 	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
 	if err := os.WriteFile(rulesFile, []byte(withServices+resourceRules), 0o644); err != nil {

@@ -48,7 +48,7 @@ func startMetricsServer(ctx context.Context) error {
 		return fmt.Errorf("add the service rule: no rules list in the default rules")
 	}
 	rulesFile := filepath.Join(cluster.StateDir, "podpilot-rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(withServices+framework.ResourceRulesYAML), 0o644); err != nil {
+	if err := os.WriteFile(rulesFile, []byte(withServices+framework.ResourceRulesYAML()), 0o644); err != nil {
 		return fmt.Errorf("write rule file: %w", err)
 	}
 	p, err := cluster.RunPodpilot(podpilotBinary, append(sharedPodpilotArgs, "--config="+rulesFile)...)

@@ -75,7 +75,7 @@ func authorizedClients(t *testing.T) map[string]func(ctx context.Context, port i
 // passed, while delegated authentication's CAs were still loading).
 func TestReadyMeansAbleToAnswer(t *testing.T) {
 	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(rules.DefaultYAML+framework.ResourceRulesYAML), 0o644); err != nil {
+	if err := os.WriteFile(rulesFile, []byte(rules.DefaultYAML+framework.ResourceRulesYAML()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	clients := authorizedClients(t)

@@ -42,8 +42,6 @@ type predictionRound struct {
 
 // metricForecast is one metric's forecast at now + lead, or why it has none.
 type metricForecast struct {
-	// id names the metric as status.currentMetrics does (no values).
-	id     podpilotv1alpha1.MetricStatus
 	fitted time.Time
 	model  forecast.Method
 	// point is the forecast load, and load the load provisioned for (point raised by the model's
@@ -63,7 +61,7 @@ func (c *Controller) forecastRound(ctx context.Context, pa *podpilotv1alpha1.Pod
 	pr := predictionRound{mode: mode, lead: specconv.LeadTime(pa.Spec.Prediction, observedLead(pods, c.opts.SyncPeriod))}
 	plans := historyPlans(pa)
 	for i, m := range ms {
-		mf := metricForecast{id: metricID(m), point: math.NaN(), load: math.NaN(), err: errNoHistoryPlan}
+		mf := metricForecast{point: math.NaN(), load: math.NaN(), err: errNoHistoryPlan}
 		if i < len(plans) && plans[i] != nil {
 			mf = c.forecastMetric(ctx, *plans[i], m, pr.lead, now)
 		}
@@ -75,7 +73,7 @@ func (c *Controller) forecastRound(ctx context.Context, pa *podpilotv1alpha1.Pod
 // forecastMetric forecasts one metric at now + lead from its model, anchored on the metric's
 // aggregate this round.
 func (c *Controller) forecastMetric(ctx context.Context, p historyPlan, m decision.Metric, lead time.Duration, now time.Time) metricForecast {
-	mf := metricForecast{id: metricID(m), point: math.NaN(), load: math.NaN()}
+	mf := metricForecast{point: math.NaN(), load: math.NaN()}
 	f, err := c.models.get(ctx, p)
 	switch {
 	case err != nil:
@@ -93,18 +91,6 @@ func (c *Controller) forecastMetric(ctx context.Context, p historyPlan, m decisi
 	}
 	mf.point, mf.load = v, v*(1+f.model.Headroom)
 	return mf
-}
-
-// metricID names m as status.currentMetrics does.
-func metricID(m decision.Metric) podpilotv1alpha1.MetricStatus {
-	id := podpilotv1alpha1.MetricStatus{Type: sourceTypeOf(m.Kind), Name: m.Name}
-	switch m.Kind {
-	case decision.ContainerResourceMetric:
-		id.Container = m.Target.Container
-	case decision.ObjectMetric:
-		id.DescribedObject = m.DescribedKind + "/" + m.DescribedName
-	}
-	return id
 }
 
 // forecastKey names a metric in the leader's memory of its forecasts: by its id, since two

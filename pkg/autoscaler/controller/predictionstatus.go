@@ -34,7 +34,9 @@ const (
 
 // recordPrediction records the round's forecast in pa's status: status.prediction and the
 // PredictionActive condition, and the forecasts due by now against this round's loads for the
-// accuracy (see accuracy). With prediction off, both go, and so does the accuracy.
+// accuracy (see accuracy). With prediction off, both go, and so does the accuracy. A metric is
+// named by its entry in d.Statuses (one per metric, in the order of pr.metrics), as
+// status.currentMetrics names it.
 func (c *Controller) recordPrediction(tm *term, base, pa *podpilotv1alpha1.PodAutoscaler, pr predictionRound, ms []decision.Metric,
 	d decision.Decision, now time.Time) {
 	if pr.mode == "" {
@@ -49,10 +51,11 @@ func (c *Controller) recordPrediction(tm *term, base, pa *podpilotv1alpha1.PodAu
 			e.accuracy = map[string]*accuracy{}
 		}
 		for i, mf := range pr.metrics {
-			k := forecastKey(mf.id)
+			id := metricIdentity(d.Statuses[i])
+			k := forecastKey(id)
 			a := e.accuracy[k]
 			if a == nil {
-				a = &accuracy{seed: checkpointedWAPE(base.Status.Prediction, mf.id)}
+				a = &accuracy{seed: checkpointedWAPE(base.Status.Prediction, id)}
 				e.accuracy[k] = a
 			}
 			current := math.NaN()
@@ -94,14 +97,15 @@ func predictionStatus(pr predictionRound, d decision.Decision, wape map[string]f
 		if s.FittedTime == nil || mf.fitted.After(s.FittedTime.Time) {
 			s.FittedTime, s.Model = ptr.To(metav1.NewTime(mf.fitted)), string(mf.model)
 		}
-		f := podpilotv1alpha1.MetricForecast{Type: mf.id.Type, Name: mf.id.Name, DescribedObject: mf.id.DescribedObject, Container: mf.id.Container}
+		id := metricIdentity(d.Statuses[i])
+		f := podpilotv1alpha1.MetricForecast{Type: id.Type, Name: id.Name, DescribedObject: id.DescribedObject, Container: id.Container}
 		if i < len(d.Explanation.ForecastReplicas) {
 			f.Replicas = d.Explanation.ForecastReplicas[i]
 		}
 		if milli := mf.load * 1000; milli >= 0 && milli < math.MaxInt64/2 {
 			f.Value = resource.NewMilliQuantity(int64(math.Round(milli)), resource.DecimalSI)
 		}
-		if w, ok := wape[forecastKey(mf.id)]; ok && !math.IsNaN(w) {
+		if w, ok := wape[forecastKey(id)]; ok && !math.IsNaN(w) {
 			f.WAPEPercent = ptr.To(int32(math.Round(min(w, 100) * 100)))
 		}
 		if len(s.Metrics) < maxForecastMetrics {

@@ -19,7 +19,7 @@ import (
 func metricStatuses(statuses []decision.MetricStatus) []podpilotv1alpha1.MetricStatus {
 	var out []podpilotv1alpha1.MetricStatus
 	for _, s := range statuses {
-		ms := podpilotv1alpha1.MetricStatus{Type: sourceTypeOf(s.Kind), Name: s.Name, Container: s.Target.Container, DescribedObject: s.DescribedObject}
+		ms := metricIdentity(s)
 		if s.Err == nil {
 			switch s.Kind {
 			case decision.ObjectMetric, decision.ExternalMetric:
@@ -37,6 +37,12 @@ func metricStatuses(statuses []decision.MetricStatus) []podpilotv1alpha1.MetricS
 		out = append(out, ms)
 	}
 	return out
+}
+
+// metricIdentity is what names s in status.currentMetrics (and status.prediction.metrics): its
+// type, name, object and container, without values.
+func metricIdentity(s decision.MetricStatus) podpilotv1alpha1.MetricStatus {
+	return podpilotv1alpha1.MetricStatus{Type: sourceTypeOf(s.Kind), Name: s.Name, Container: s.Target.Container, DescribedObject: s.DescribedObject}
 }
 
 // current is an average value in milli-units as a quantity: memory in whole bytes (rounded to

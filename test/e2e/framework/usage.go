@@ -2,7 +2,7 @@ package framework
 
 import (
 	"context"
-	"strings"
+	"fmt"
 	"sync"
 	"time"
 
@@ -68,10 +68,26 @@ func (u *Usage) Stop() {
 // ResourceRulesYAML are prometheus-adapter-style resourceRules over the
 // cAdvisor series Usage exports, for podpilot to serve metrics.k8s.io. For
 // the kubelet's own cAdvisor series use KubeletResourceRulesYAML.
-const ResourceRulesYAML = `resourceRules:
+func ResourceRulesYAML() string { return resourceRulesYAML("rate") }
+
+// KubeletResourceRulesYAML are ResourceRulesYAML for the kubelet's own
+// cAdvisor series (/metrics/cadvisor on a real node), whose samples carry
+// cAdvisor's timestamps, one per housekeeping (10–15 s), however often
+// Prometheus scrapes: cpu is irate, the last two samples, as metrics-server
+// computes it from the same kubelet. A rate over 1m there reads low whenever
+// the freshest sample is more than 1.1 intervals old (up to an interval plus
+// a scrape), since Prometheus then extrapolates only half an interval to the
+// window's end: on the real node it read a steady 232m pod as 148–199m at
+// times (TestResourceMetricsAgreeWithMetricsServer).
+func KubeletResourceRulesYAML() string { return resourceRulesYAML("irate") }
+
+// resourceRulesYAML are the resourceRules with cpu read by cpuFunc (rate or
+// irate) over 1m.
+func resourceRulesYAML(cpuFunc string) string {
+	return fmt.Sprintf(`resourceRules:
   cpu:
-    containerQuery: sum(rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!=""}[1m])) by (<<.GroupBy>>)
-    nodeQuery: sum(rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,id="/"}[1m])) by (<<.GroupBy>>)
+    containerQuery: sum(%[1]s(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!=""}[1m])) by (<<.GroupBy>>)
+    nodeQuery: sum(%[1]s(container_cpu_usage_seconds_total{<<.LabelMatchers>>,id="/"}[1m])) by (<<.GroupBy>>)
     resources:
       overrides:
         node: {resource: node}
@@ -88,17 +104,5 @@ const ResourceRulesYAML = `resourceRules:
         pod: {resource: pod}
     containerLabel: container
   window: 1m
-`
-
-// KubeletResourceRulesYAML are ResourceRulesYAML for the kubelet's own
-// cAdvisor series (/metrics/cadvisor on a real node), whose samples carry
-// cAdvisor's timestamps, one per housekeeping (10–15 s), however often
-// Prometheus scrapes: cpu is irate, the last two samples, as metrics-server
-// computes it from the same kubelet. A rate over 1m there reads low whenever
-// the freshest sample is more than 1.1 intervals old (up to an interval plus
-// a scrape), since Prometheus then extrapolates only half an interval to the
-// window's end: on the real node it read a steady 232m pod as 148–199m at
-// times (TestResourceMetricsAgreeWithMetricsServer).
-func KubeletResourceRulesYAML() string {
-	return strings.ReplaceAll(ResourceRulesYAML, "sum(rate(container_cpu_usage_seconds_total", "sum(irate(container_cpu_usage_seconds_total")
+`, cpuFunc)
 }
