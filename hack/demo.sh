@@ -36,11 +36,14 @@ choose_node() {
     auto | real) ;;
     *) die "DEMO_NODE=$DEMO_NODE: want auto, real or kwok" ;;
   esac
-  local why
-  if why=$(hack/node-preflight.sh --install --log _output/demo/node-tools.log); then
-    echo real
-    return
-  fi
+  local why rc=0
+  why=$(hack/node-preflight.sh --install --log _output/demo/node-tools.log) || rc=$?
+  case $rc in
+    0) echo real; return ;;
+    1) ;;
+    *) die "this machine can run the real node, but installing its tools failed: $why
+Fix that and run 'make demo' again, or choose the kwok node on purpose with DEMO_NODE=kwok." ;;
+  esac
   [[ $DEMO_NODE == auto ]] || die "DEMO_NODE=real, but this machine cannot run the real node: $why"
   cat >&2 <<EOF
 

@@ -9,18 +9,12 @@ if command -v prometheus >/dev/null 2>&1; then
   log "prometheus present: $(prometheus --version 2>&1 | head -n1)"
   exit 0
 fi
-sudo=""
-if [[ $(id -u) != 0 ]]; then
-  command -v sudo >/dev/null || die "installing prometheus needs root (apt-get install prometheus)"
-  sudo=sudo
-fi
 log "installing Debian's prometheus package"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+apt_install prometheus
 # The package starts a system service where an init system runs; the local
 # cluster starts its own instance, so stop it if it is running.
 if command -v systemctl >/dev/null && systemctl is-active --quiet prometheus 2>/dev/null; then
-  $sudo systemctl stop prometheus || true
+  systemctl stop prometheus 2>/dev/null || sudo systemctl stop prometheus || true
 fi
+command -v prometheus >/dev/null || die "apt-get installed the prometheus package, but no prometheus is on PATH ($PATH)"
 log "installed: $(prometheus --version 2>&1 | head -n1)"

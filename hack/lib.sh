@@ -43,3 +43,48 @@ PROMETHEUS_ADAPTER_BIN=$TOOLS_CACHE/prometheus-adapter-$ADAPTER_VERSION-$GO_MINO
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
+
+# pkg_version NAME prints the installed version of Debian's package NAME, or
+# nothing where it is not installed. dpkg-query exits 1 for a package this
+# machine has never had: under `set -e` and pipefail that is an answer, not a
+# failure, so its status is read here and never reaches the caller's $(…).
+pkg_version() {
+  local out
+  out=$(dpkg-query -W -f '${Status} ${Version}\n' "$1" 2>/dev/null) || return 0
+  awk '$3 == "installed" { print $4 }' <<<"$out"
+}
+
+# apt_install PKG... installs Debian's packages (PKG is NAME or NAME=VERSION*)
+# with apt-get, as root or through sudo: `apt-get update` once, then one
+# `apt-get install` per package, so a failure names its package. On failure
+# it prints the end of apt's own output and exits 1, its last line naming the
+# command and apt's error.
+apt_install() {
+  local sudo="" out rc=0 p
+  if [[ $(id -u) != 0 ]]; then
+    command -v sudo >/dev/null || die "installing $* needs root: run as root, or install sudo"
+    sudo=sudo
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  out=$(mktemp)
+  $sudo apt-get update -qq >"$out" 2>&1 || rc=$?
+  if [[ $rc != 0 ]]; then apt_failed "apt-get update" "$rc" "$out"; fi
+  for p in "$@"; do
+    log "apt-get install $p"
+    $sudo apt-get install -y -qq --no-install-recommends "$p" >"$out" 2>&1 || rc=$?
+    if [[ $rc != 0 ]]; then apt_failed "apt-get install '$p'" "$rc" "$out"; fi
+  done
+  rm -f "$out"
+}
+
+# apt_failed COMMAND STATUS OUTPUT shows the end of apt's output and dies
+# naming COMMAND and apt's last error line.
+apt_failed() {
+  local cmd=$1 rc=$2 out=$3 err
+  log "$cmd failed (exit $rc); the end of its output:"
+  tail -n 20 "$out" | sed 's/^/  | /' >&2
+  err=$(grep -E '^(E|Err):' "$out" | tail -n 1 || true)
+  [[ -n $err ]] || err=$(grep -v '^[[:space:]]*$' "$out" | tail -n 1 || true)
+  rm -f "$out"
+  die "$cmd failed (exit $rc): ${err:-apt printed nothing}"
+}

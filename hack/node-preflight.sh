@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Says whether this machine can run the real node (PODPILOT_NODE=real, see
-# hack/lib-node.sh): exits 0 if it can, or prints the reason on stdout, in
-# one line, and exits 1. `make demo` runs it to choose between the real node
-# and the kwok node.
+# hack/lib-node.sh): exits 0 if it can; exits 1 and prints the reason on
+# stdout, in one line, if it cannot (no Linux, root, cgroups, network
+# namespace or overlayfs); exits 2 and prints the failed step and the end of
+# its output if it could but installing the node's tools failed. `make demo`
+# runs it to choose between the real node and the kwok node, and stops on 2.
 #
 # It checks what no install can fix first: Linux, root, cgroup v1
 # hierarchies for cpu and memory, a new network namespace, overlayfs. Then,
@@ -47,16 +49,26 @@ host_checks() {
     cannot "the kernel has no overlayfs, containerd's snapshotter"
 }
 
+# failed STEP prints why installing the node's tools failed, in one line
+# (the failed step and the last line of its own output), and exits 2: the
+# machine could run the node, so this is an error to fix, not a reason to
+# fall back to kwok.
+failed() {
+  local last
+  last=$(grep -v '^[[:space:]]*$' "$LOG" | tail -n 1 || true)
+  last=${last#\[*\] }
+  echo "$1 failed: ${last:-it printed nothing} (log $LOG)"
+  exit 2
+}
+
 # install runs what `make node-tools` runs, logging to $LOG.
 install() {
   mkdir -p "$(dirname "$LOG")"
   log "installing the real node's tools (hack/build-tools.sh node, hack/install-node.sh; log $LOG)"
-  if ! "$PODPILOT_ROOT/hack/build-tools.sh" node >"$LOG" 2>&1; then
-    cannot "building kubelet, kube-proxy, kube-scheduler, metrics-server or Prometheus failed: $(tail -n 1 "$LOG") (log $LOG)"
-  fi
-  if ! "$PODPILOT_ROOT/hack/install-node.sh" >>"$LOG" 2>&1; then
-    cannot "installing Debian's containerd, runc, CNI plugins or iptables failed: $(tail -n 1 "$LOG") (log $LOG)"
-  fi
+  "$PODPILOT_ROOT/hack/build-tools.sh" node >"$LOG" 2>&1 ||
+    failed "hack/build-tools.sh node (kubelet, kube-proxy, kube-scheduler, metrics-server, Prometheus)"
+  "$PODPILOT_ROOT/hack/install-node.sh" >>"$LOG" 2>&1 ||
+    failed "hack/install-node.sh (Debian's containerd, runc, CNI plugins, iptables)"
 }
 
 host_checks

@@ -1,0 +1,4 @@
+// Package hack holds the tests of the scripts in hack/: the installers run
+// against stubs that play a fresh Debian machine (see installers_test.go).
+// The scripts themselves are bash; nothing here is imported.
+package hack
