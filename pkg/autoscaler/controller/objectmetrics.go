@@ -130,16 +130,18 @@ func lowerStatus(s string) string {
 // objectMetric is one metric of a PodAutoscaler: its target from the spec and its current value
 // from the status.
 type objectMetric struct {
-	typ        podpilotv1alpha1.MetricSourceType
-	name       string
-	targetType podpilotv1alpha1.MetricTargetType
-	target     float64
-	value      float64
-	hasValue   bool
+	typ  podpilotv1alpha1.MetricSourceType
+	name string
+	// container and object complete the metric's identity (see metricStatusOf), by which its
+	// status is found.
+	container, object string
+	targetType        podpilotv1alpha1.MetricTargetType
+	target            float64
+	value             float64
+	hasValue          bool
 }
 
-// metricsOfObject pairs the spec's metrics with status.currentMetrics, which lists them in the
-// same order. A metric whose labels repeat an earlier one's is skipped, since a scrape must not
+// metricsOfObject joins the spec's metrics with status.currentMetrics by identity. A metric whose labels repeat an earlier one's is skipped, since a scrape must not
 // carry one series twice.
 func metricsOfObject(pa *podpilotv1alpha1.PodAutoscaler) []objectMetric {
 	var out []objectMetric
@@ -160,14 +162,17 @@ func metricsOfObject(pa *podpilotv1alpha1.PodAutoscaler) []objectMetric {
 	out = append(out, kindObjectMetrics(pa)...)
 	seen := map[string]bool{}
 	unique := out[:0]
-	for i, m := range out {
+	for _, m := range out {
 		key := fmt.Sprint(m.typ, "/", m.name, "/", m.targetType)
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		if i < len(pa.Status.CurrentMetrics) {
-			m.value, m.hasValue = currentValue(pa.Status.CurrentMetrics[i], m)
+		for _, st := range pa.Status.CurrentMetrics {
+			if st.Type == m.typ && st.Name == m.name && st.Container == m.container && st.DescribedObject == m.object {
+				m.value, m.hasValue = currentValue(st, m)
+				break
+			}
 		}
 		unique = append(unique, m)
 	}
@@ -191,12 +196,13 @@ func kindObjectMetrics(pa *podpilotv1alpha1.PodAutoscaler) []objectMetric {
 	}
 	for _, m := range pa.Spec.ObjectMetrics {
 		valueMetric(podpilotv1alpha1.ObjectMetricSourceType, m.MetricName, m.TargetType, m.Value, m.AverageValue)
+		out[len(out)-1].object = m.DescribedObject.Kind + "/" + m.DescribedObject.Name
 	}
 	for _, m := range pa.Spec.ExternalMetrics {
 		valueMetric(podpilotv1alpha1.ExternalMetricSourceType, m.MetricName, m.TargetType, m.Value, m.AverageValue)
 	}
 	for _, m := range pa.Spec.ContainerResourceMetrics {
-		om := objectMetric{typ: podpilotv1alpha1.ContainerResourceMetricSourceType, name: string(m.ResourceName), targetType: m.TargetType}
+		om := objectMetric{typ: podpilotv1alpha1.ContainerResourceMetricSourceType, name: string(m.ResourceName), targetType: m.TargetType, container: m.Container}
 		switch {
 		case m.TargetType == podpilotv1alpha1.UtilizationMetricType && m.AverageUtilization != nil:
 			om.target = float64(*m.AverageUtilization)

@@ -21,7 +21,7 @@ func qpsAt(n int, perPodQPS int64) []Metric {
 
 // forecastQPS forecasts a total of qps for the one qps metric, two minutes ahead.
 func forecastQPS(mode ForecastMode, qps float64) *Forecast {
-	return &Forecast{Mode: mode, LeadTime: 2 * time.Minute, Loads: []float64{qps * 1000}}
+	return &Forecast{Mode: mode, LeadTime: 2 * time.Minute, Loads: map[MetricID]float64{qpsAt(1, 0)[0].ID(): qps * 1000}}
 }
 
 // explained is the part of an Explanation the tables compare.
@@ -75,7 +75,7 @@ func TestForecastAndFloorProposals(t *testing.T) {
 		want: explained{Desired: 2, WinnerSource: MetricProposal, Proposals: []Proposal{{MetricProposal, qps, 2}}},
 	}, {
 		name: "a Utilization forecast is the total usage over the mean request × target: 2000m at 50% of 500m → 8",
-		in: Input{SpecReplicas: 2, MinReplicas: 1, MaxReplicas: 10, Pods: pods, Forecast: &Forecast{Mode: ForecastScaleOut, LeadTime: time.Minute, Loads: []float64{2000}},
+		in: Input{SpecReplicas: 2, MinReplicas: 1, MaxReplicas: 10, Pods: pods, Forecast: &Forecast{Mode: ForecastScaleOut, LeadTime: time.Minute, Loads: map[MetricID]float64{{Kind: ResourceMetric, Name: "cpu"}: 2000}},
 			Metrics: []Metric{{Kind: ResourceMetric, Name: "cpu", Target: cpuTarget, Samples: perPod(250, 250)}}},
 		want: explained{Desired: 4, Reason: "forecast of cpu resource utilization (percentage of request) in 1m0s above target", WinnerSource: ForecastProposal, ForecastRaised: true,
 			Proposals: []Proposal{{MetricProposal, "cpu resource utilization (percentage of request)", 2}, {ForecastProposal, "cpu resource utilization (percentage of request)", 8}},
@@ -83,7 +83,7 @@ func TestForecastAndFloorProposals(t *testing.T) {
 	}, {
 		name: "an External Value forecast scales the current replicas by forecast ÷ target: 2 × 30/10 → 6",
 		in: Input{SpecReplicas: 2, StatusReplicas: 2, MinReplicas: 1, MaxReplicas: 10, Pods: pods, Metrics: []Metric{queue(10_000)},
-			Forecast: &Forecast{Mode: ForecastScaleOut, LeadTime: time.Minute, Loads: []float64{30_000}}},
+			Forecast: &Forecast{Mode: ForecastScaleOut, LeadTime: time.Minute, Loads: map[MetricID]float64{queue(0).ID(): 30_000}}},
 		want: explained{Desired: 4, Reason: "forecast of external metric queue_length in 1m0s above target", WinnerSource: ForecastProposal, ForecastRaised: true,
 			Proposals: []Proposal{{MetricProposal, "external metric queue_length", 2}, {ForecastProposal, "external metric queue_length", 6}},
 			Changes:   []string{normalize.ReasonScaleUpLimit + ": 6 to 4"}},
