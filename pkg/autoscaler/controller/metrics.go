@@ -44,6 +44,7 @@ type Metrics struct {
 	queueDepth          *compbasemetrics.Gauge
 	requests            *compbasemetrics.CounterVec
 	calls               *compbasemetrics.CounterVec
+	roundPanics         *compbasemetrics.Counter
 
 	rounds rounds
 }
@@ -103,9 +104,15 @@ func NewMetrics(r compbasemetrics.KubeRegistry) (*Metrics, error) {
 				"The difference to podpilot_autoscaler_metric_requests_total is what batching saved.",
 			StabilityLevel: compbasemetrics.ALPHA,
 		}, []string{"source"}),
+		roundPanics: compbasemetrics.NewCounter(&compbasemetrics.CounterOpts{
+			Namespace: "podpilot", Subsystem: "autoscaler", Name: "round_panics_total",
+			Help: "Rounds of one PodAutoscaler that panicked (a bug in podpilot): the round failed for that object, " +
+				"with ScalingActive False InternalError, and was retried; the process kept serving.",
+			StabilityLevel: compbasemetrics.ALPHA,
+		}),
 	}
 	for _, c := range []compbasemetrics.Registerable{m.reconciliations, m.reconcileDuration, m.computations,
-		m.computationDuration, m.roundDuration, m.roundLateness, m.queueDepth, m.requests, m.calls} {
+		m.computationDuration, m.roundDuration, m.roundLateness, m.queueDepth, m.requests, m.calls, m.roundPanics} {
 		if err := r.Register(c); err != nil {
 			return nil, fmt.Errorf("register autoscaler metrics: %w", err)
 		}
@@ -139,6 +146,14 @@ type fetchCounter struct{ m *Metrics }
 
 func (f fetchCounter) Requested(source string) { f.m.requests.WithLabelValues(source).Inc() }
 func (f fetchCounter) Called(source string)    { f.m.calls.WithLabelValues(source).Inc() }
+
+// roundPanicked counts a round that panicked.
+func (m *Metrics) roundPanicked() {
+	if m == nil {
+		return
+	}
+	m.roundPanics.Inc()
+}
 
 // syncStarted records a sync starting at now with queued PodAutoscalers left in the queue.
 func (m *Metrics) syncStarted(now time.Time, queued int) {

@@ -1,0 +1,63 @@
+package controller
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clienttesting "k8s.io/client-go/testing"
+	compbasemetrics "k8s.io/component-base/metrics"
+
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+)
+
+// TestAPanicInOneRoundFailsThatPodAutoscalerOnly drives a panic into the rounds of one
+// PodAutoscaler (its Deployment's scale client panics on update) while the controller runs its
+// workers: the process survives, the other PodAutoscaler (on a StatefulSet) keeps being scaled,
+// and the panicking one shows ScalingActive False InternalError, a Warning event and the counter,
+// with its replicas held.
+func TestAPanicInOneRoundFailsThatPodAutoscalerOnly(t *testing.T) {
+	stsPods := podNamesWith("vg1-vanguard-sts", 2)
+	second := seedAutoscaler(checkpointed(2), func(pa *podpilotv1alpha1.PodAutoscaler) {
+		pa.Name, pa.Spec.ScaleTargetKind = "hpa-vg1-vanguard-sts", podpilotv1alpha1.ScaleTargetStatefulSet
+	})
+	objs := append(append(seedPods(2), statefulSetPods(stsPods...)...), seedDeployment(2), seedStatefulSet(2), seedAutoscaler(checkpointed(2)), second)
+	f := newFixture(t, qpsPerPod("3000", append(podNames(2), stsPods...)...), nil, objs...)
+	f.kube.PrependReactor("update", "deployments", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "scale" {
+			panic("injected: the scale client of the Deployment panics")
+		}
+		return false, nil, nil
+	})
+	reg := compbasemetrics.NewKubeRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var panicked, scaled bool
+	f.runReal(Config{Options: *NewOptions(), CustomSource: f.custom, Metrics: m}, func(*Controller) {
+		err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			panicked = condition(f.autoscaler(), podpilotv1alpha1.ConditionScalingActive) == "False "+ReasonInternalError
+			scaled = f.replicas("statefulset") == 3
+			return panicked && scaled, nil
+		})
+		if err != nil {
+			t.Errorf("ScalingActive of the panicking PodAutoscaler is %s (want False InternalError), the other's StatefulSet has %d replicas (want 3)",
+				condition(f.autoscaler(), podpilotv1alpha1.ConditionScalingActive), f.replicas("statefulset"))
+		}
+	})
+	if got := f.replicas(""); got != 2 {
+		t.Errorf("replicas of the panicking PodAutoscaler's Deployment = %d, want 2 held", got)
+	}
+	reasons, _ := f.events()
+	if !slices.Contains(reasons, "Warning "+ReasonInternalError) {
+		t.Errorf("events %v, want a Warning %s", reasons, ReasonInternalError)
+	}
+	got := series(t, reg, "podpilot_autoscaler_round_panics_total")
+	if len(got) != 1 || got[0] == "podpilot_autoscaler_round_panics_total{} 0" {
+		t.Errorf("round panics = %v, want at least one counted", got)
+	}
+}
