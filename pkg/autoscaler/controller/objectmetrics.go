@@ -30,6 +30,9 @@ func newObjectCollector(lister podpilotlisters.PodAutoscalerLister, running func
 	objectLabels := []string{"namespace", "name"}
 	metricLabels := []string{"namespace", "name", "metric_type", "metric", "target_type"}
 	conditionLabels := []string{"namespace", "name", "condition", "status"}
+	// A forecast is labelled by its metric's identity: two metrics may share a name (cpu of two
+	// containers, one metric of two objects), and one scrape must not carry a series twice.
+	forecastLabels := []string{"namespace", "name", "metric_type", "metric", "object", "container"}
 	desc := func(name, help string, labels []string) *compbasemetrics.Desc {
 		return compbasemetrics.NewDesc("podpilot_podautoscaler_"+name, help, labels, nil, compbasemetrics.ALPHA, "")
 	}
@@ -48,9 +51,9 @@ func newObjectCollector(lister podpilotlisters.PodAutoscalerLister, running func
 		forecastReplicas: desc("forecast_replicas", "The replicas the forecast asks for one lead time ahead (status.prediction.replicas); "+
 			"absent without prediction.", objectLabels),
 		forecastLoad: desc("forecast_load", "A metric's load forecast one lead time ahead, headroom included: the total over the "+
-			"target's pods, or the value, in the metric's units (status.prediction.metrics).", []string{"namespace", "name", "metric"}),
+			"target's pods, or the value, in the metric's units (status.prediction.metrics).", forecastLabels),
 		forecastWAPE: desc("forecast_wape_ratio", "The weighted absolute percentage error of a metric's forecasts against the load "+
-			"that came, over the last day, as a ratio (status.prediction.metrics).", []string{"namespace", "name", "metric"}),
+			"that came, over the last day, as a ratio (status.prediction.metrics).", forecastLabels),
 	}
 }
 
@@ -97,12 +100,19 @@ func (c *objectCollector) collect(ch chan<- compbasemetrics.Metric, pa *podpilot
 	}
 	if p := pa.Status.Prediction; p != nil {
 		gauge(c.forecastReplicas, float64(p.Replicas))
+		seen := map[podpilotv1alpha1.MetricForecast]bool{}
 		for _, m := range p.Metrics {
+			id := podpilotv1alpha1.MetricForecast{Type: m.Type, Name: m.Name, DescribedObject: m.DescribedObject, Container: m.Container}
+			if seen[id] {
+				continue // a status written by hand may repeat one
+			}
+			seen[id] = true
+			lvs := []string{string(m.Type), m.Name, m.DescribedObject, m.Container}
 			if m.Value != nil {
-				gauge(c.forecastLoad, m.Value.AsApproximateFloat64(), m.Name)
+				gauge(c.forecastLoad, m.Value.AsApproximateFloat64(), lvs...)
 			}
 			if m.WAPEPercent != nil {
-				gauge(c.forecastWAPE, float64(*m.WAPEPercent)/100, m.Name)
+				gauge(c.forecastWAPE, float64(*m.WAPEPercent)/100, lvs...)
 			}
 		}
 	}
