@@ -164,8 +164,12 @@ func forecastReplicas(in Input, t replicas.Target, load float64) (int32, bool) {
 }
 
 // ceil rounds v up, except for what floating point adds to an exact count: 6.000000000001
-// replicas is 6 (loads and requests are milli-units, far coarser than that).
+// replicas is 6 (loads and requests are milli-units, far coarser than that). An infinite v (a
+// huge load over a small target) stays infinite: subtracting its own fraction would make NaN.
 func ceil(v float64) float64 {
+	if math.IsInf(v, 0) {
+		return v
+	}
 	return math.Ceil(v - 1e-9*math.Max(1, math.Abs(v)))
 }
 
@@ -190,8 +194,16 @@ func meanRequest(pods []replicas.Pod, t replicas.Target) float64 {
 	return sum / float64(n)
 }
 
+// saturate converts a replica count to int32, at most math.MaxInt32 (+Inf included) and at
+// least 0; NaN, which min and max would pass on, is 0.
 func saturate(v float64) int32 {
-	return int32(min(v, math.MaxInt32))
+	switch {
+	case math.IsNaN(v) || v <= 0:
+		return 0
+	case v >= math.MaxInt32:
+		return math.MaxInt32
+	}
+	return int32(v)
 }
 
 // withForecast adds the forecast's proposal to the metrics' combination: in ScaleOut mode it

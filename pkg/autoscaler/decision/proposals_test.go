@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
+	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 )
 
 // qpsAt returns the seed's qps metric with every one of n pods at perPodQPS.
@@ -142,5 +143,33 @@ func TestForecastNeverLowersTheDecision(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestAHugeForecastLoadAsksForTheMostReplicasNeverANegativeCount(t *testing.T) {
+	pods := seedPods(2)
+	tests := []struct {
+		name   string
+		metric Metric
+		load   float64
+	}{
+		{name: "a Value target: 2 replicas × MaxFloat64 ÷ target overflows to +Inf, read as the most replicas (FuzzRound/85dc44952e9cd605)",
+			metric: queue(10_000), load: math.MaxFloat64},
+		{name: "a Utilization target: MaxFloat64 over a small per-pod share overflows to +Inf, read as the most replicas",
+			metric: Metric{Kind: ResourceMetric, Name: "cpu", Target: replicas.Target{Type: replicas.Utilization, Utilization: 1}, Samples: perPod(250, 250)},
+			load:   math.MaxFloat64},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := Input{SpecReplicas: 2, StatusReplicas: 2, MinReplicas: 1, MaxReplicas: 10, Pods: pods, Metrics: []Metric{tt.metric}, Now: now,
+				Config: DefaultConfig(), Forecast: &Forecast{Mode: ForecastOnly, LeadTime: time.Minute, Loads: map[MetricID]float64{tt.metric.ID(): tt.load}}}
+			d := Decide(in)
+			if got := d.Explanation.ForecastReplicas[tt.metric.ID()]; got != math.MaxInt32 {
+				t.Errorf("forecast replicas = %d, want %d", got, int32(math.MaxInt32))
+			}
+			if w := d.Explanation.WouldScaleTo; w != 0 && (w < 1 || w > 10) {
+				t.Errorf("would scale to %d, want 0 (not above the decision) or within [1, 10]", w)
+			}
+		})
 	}
 }
