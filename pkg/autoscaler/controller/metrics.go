@@ -225,7 +225,7 @@ type reconcile struct {
 	start   time.Time
 	action  string
 	errKind string
-	fetches []time.Duration
+	fetches map[decision.MetricID]time.Duration
 }
 
 // reconcile starts observing a sync.
@@ -244,12 +244,15 @@ func (r *reconcile) failed(err error) {
 	r.errKind = errorKind(err)
 }
 
-// fetched records how long reading the next metric took.
-func (r *reconcile) fetched(took time.Duration) {
+// fetched records how long reading the metric id took.
+func (r *reconcile) fetched(id decision.MetricID, took time.Duration) {
 	if r == nil {
 		return
 	}
-	r.fetches = append(r.fetches, took)
+	if r.fetches == nil {
+		r.fetches = map[decision.MetricID]time.Duration{}
+	}
+	r.fetches[id] = took
 }
 
 // decided records each metric's computation, and the sync's action and error: a refused decision
@@ -258,15 +261,12 @@ func (r *reconcile) decided(d decision.Decision, current int32, rescaleErr error
 	if r == nil {
 		return
 	}
-	for i, s := range d.Statuses {
+	for _, s := range d.Statuses {
 		action, kind := actionNone, errorKind(s.Err)
 		if s.Err == nil {
 			action = actionOf(current, s.Result.Replicas)
 		}
-		var dur time.Duration
-		if i < len(r.fetches) {
-			dur = r.fetches[i]
-		}
+		dur := r.fetches[s.ID()]
 		r.m.computations.WithLabelValues(action, kind, string(s.Kind)).Inc()
 		r.m.computationDuration.WithLabelValues(action, kind, string(s.Kind)).Observe(dur.Seconds())
 	}
