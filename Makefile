@@ -74,7 +74,8 @@ test-faults: tools build ## Run the fault suite, long faults included (-tags fau
 	go test -count=1 -timeout $(E2E_TIMEOUT) -tags faults -v -run '^TestFault' $(E2E_FLAGS) ./test/e2e/ ./pkg/autoscaler/controller/
 
 .PHONY: fuzz
-fuzz: ## Fuzz the selector → PromQL path, the rule loader and the Prometheus answer decoder, FUZZ_EXECS executions each (not in CI).
+fuzz: ## Fuzz the selector → PromQL path, the rule loader, the Prometheus answer decoder and the autoscaler's round (forecast + decision), FUZZ_EXECS executions each (not in CI; test-unit runs each target's seed corpus).
+	go test -run '^$$' -fuzz '^FuzzRound$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/autoscaler/decision/
 	go test -run '^$$' -fuzz '^FuzzSelectorToPromQL$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/provider/rules/
 	go test -run '^$$' -fuzz '^FuzzLoadRules$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/provider/rules/
 	go test -run '^$$' -fuzz '^FuzzDecodeAnswer$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/provider/prometheus/

@@ -4,14 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
 
 // ErrInvalidPolicy means a Policy field is out of range.
 var ErrInvalidPolicy = errors.New("invalid sharing policy")
+
+// ErrPanicked means a call panicked: it runs on a goroutine of its own, where a panic would
+// take the process down, so it is the call's error instead, logged with its stack.
+var ErrPanicked = errors.New("the call panicked")
 
 // Policy states what a Group may reuse, and for how long. The zero Policy shares only the calls
 // in flight: every caller that comes after a call finished makes a new one.
@@ -168,7 +174,7 @@ func (g *Group[K, V]) run(ctx context.Context, key K, c *call[V], fetch func(con
 		ctx, cancel = context.WithTimeout(ctx, g.policy.Timeout)
 		defer cancel()
 	}
-	val, err := fetch(ctx)
+	val, err := recovering(ctx, fetch)
 	g.mu.Lock()
 	c.val, c.err, c.finished = val, err, true
 	if g.entries[key] == c && !g.reusable(c, c.started) {
@@ -176,6 +182,17 @@ func (g *Group[K, V]) run(ctx context.Context, key K, c *call[V], fetch func(con
 	}
 	g.mu.Unlock()
 	close(c.done)
+}
+
+// recovering calls fetch, and turns a panic in it into an error wrapping ErrPanicked.
+func recovering[V any](ctx context.Context, fetch func(context.Context) (V, error)) (val V, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrPanicked, r)
+			klog.FromContext(ctx).Error(err, "A shared call panicked; its callers get the error", "stack", string(debug.Stack()))
+		}
+	}()
+	return fetch(ctx)
 }
 
 // reusable reports whether the finished call c may answer a caller at now. g.mu is held.

@@ -232,3 +232,17 @@ func TestNegativePolicyFieldsAreInvalid(t *testing.T) {
 		}
 	}
 }
+
+func TestAPanicInACallIsItsCallersErrorNotTheProcesssEnd(t *testing.T) {
+	g, err := New[string, int](nil, Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	panics := func(context.Context) (int, error) { panic("injected") }
+	if _, err := g.Get(t.Context(), "k", panics); !errors.Is(err, ErrPanicked) {
+		t.Errorf("Get of a call that panicked = %v, want %v", err, ErrPanicked)
+	}
+	if a, err := g.Get(t.Context(), "k", func(context.Context) (int, error) { return 7, nil }); err != nil || a.Value != 7 {
+		t.Errorf("Get after the panic = %v, %v; want 7: the key is called again", a.Value, err)
+	}
+}

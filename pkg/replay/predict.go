@@ -85,11 +85,11 @@ func Compare(spec Spec, tr Trace, history []forecast.Series, m Model, p Predicti
 		return Comparison{}, fmt.Errorf("compare %s: lead time %s plus refresh %s beyond the forecast horizon %s", spec.Name, lead, p.Refresh, forecast.MaxHorizon)
 	}
 	c := Comparison{Spec: spec, LeadTime: lead, Method: p.Method, Steps: map[Variant][]Step{}, Refused: map[string]int{}}
-	model := &fitted{tr: tr, history: history, method: p.Method, refresh: p.Refresh, lead: lead, refused: c.Refused}
-	naive := &fitted{tr: tr, history: history, method: forecast.SeasonalNaive, refresh: p.Refresh, lead: lead, refused: map[string]int{}}
+	model := &fitted{metrics: spec.Metrics, tr: tr, history: history, method: p.Method, refresh: p.Refresh, lead: lead, refused: c.Refused}
+	naive := &fitted{metrics: spec.Metrics, tr: tr, history: history, method: forecast.SeasonalNaive, refresh: p.Refresh, lead: lead, refused: map[string]int{}}
 	c.Steps[Reactive] = Simulate(spec, tr, m)
 	c.Steps[Predictive] = simulate(spec, tr, m, model)
-	c.Steps[Oracle] = simulate(spec, tr, m, oracle{tr: tr, lead: lead})
+	c.Steps[Oracle] = simulate(spec, tr, m, oracle{metrics: spec.Metrics, tr: tr, lead: lead})
 	for i := range tr.Times {
 		naive.forecast(i)
 		actual := tr.loadAt(0, i, lead)
@@ -148,20 +148,22 @@ func (tr Trace) meanAround(k, i int, lead, step time.Duration) float64 {
 
 // oracle forecasts the load that really comes one lead time ahead.
 type oracle struct {
-	tr   Trace
-	lead time.Duration
+	metrics []MetricSpec
+	tr      Trace
+	lead    time.Duration
 }
 
 func (o oracle) forecast(i int) *decision.Forecast {
-	f := &decision.Forecast{Mode: decision.ForecastScaleOut, LeadTime: o.lead}
-	for k := range o.tr.Loads {
-		f.Loads = append(f.Loads, o.tr.loadAt(k, i, o.lead)*1000)
+	f := &decision.Forecast{Mode: decision.ForecastScaleOut, LeadTime: o.lead, Loads: map[decision.MetricID]float64{}}
+	for k, ms := range o.metrics {
+		f.Loads[ms.ID()] = o.tr.loadAt(k, i, o.lead) * 1000
 	}
 	return f
 }
 
 // fitted forecasts with a model refitted every refresh on the history before the step's time.
 type fitted struct {
+	metrics []MetricSpec
 	tr      Trace
 	history []forecast.Series
 	method  forecast.Method
@@ -179,7 +181,7 @@ func (f *fitted) forecast(i int) *decision.Forecast {
 	if f.models == nil || !now.Before(f.fitAt.Add(f.refresh)) {
 		f.refit(now)
 	}
-	out := &decision.Forecast{Mode: decision.ForecastScaleOut, LeadTime: f.lead}
+	out := &decision.Forecast{Mode: decision.ForecastScaleOut, LeadTime: f.lead, Loads: map[decision.MetricID]float64{}}
 	for k, m := range f.models {
 		v, up := math.NaN(), math.NaN()
 		if m != nil {
@@ -194,7 +196,7 @@ func (f *fitted) forecast(i int) *decision.Forecast {
 		if k == 0 {
 			f.trail = append(f.trail, v)
 		}
-		out.Loads = append(out.Loads, up*1000)
+		out.Loads[f.metrics[k].ID()] = up * 1000
 	}
 	return out
 }

@@ -115,3 +115,8 @@ func SpecOf(name string, pa *podpilotv1alpha1.PodAutoscaler) (Spec, error) {
 	}
 	return s, nil
 }
+
+// ID is the identity of the metric in a decision: a forecast's load is keyed by it.
+func (m MetricSpec) ID() decision.MetricID {
+	return decision.Metric{Kind: m.Kind, Name: m.Name, Target: m.Target}.ID()
+}

@@ -307,12 +307,13 @@ func (c *Controller) processNext(ctx context.Context, tm *term) bool {
 // syncAndRequeue syncs key and re-adds it: for its next round (see nextRound) after a sync that
 // succeeded or whose decision was applied but not checkpointed (errStatusNotWritten: the status
 // is written again at the next round, which never comes sooner after a rescale); soon, rate
-// limited, after any other error, where no scale was written.
+// limited, after any other error, where no scale was written, and after a round that panicked
+// (see syncRecovering).
 func (c *Controller) syncAndRequeue(ctx context.Context, tm *term, key cache.ObjectName) {
 	defer tm.queue.Done(key)
 	c.active.Add(1)
 	c.metrics.syncStarted(c.clock.Now(), tm.queue.Len())
-	err := c.sync(ctx, key)
+	err := c.syncRecovering(ctx, tm, key)
 	c.metrics.syncDone(c.clock.Now(), tm.queue.Len())
 	c.active.Add(-1)
 	c.tick()

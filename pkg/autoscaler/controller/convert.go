@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -26,7 +27,18 @@ func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAuto
 	reads := c.metricReads(pa)
 	out := make([]decision.Metric, len(reads))
 	took := make([]time.Duration, len(reads))
+	var mu sync.Mutex
+	var panicked any
 	read := func(i int) {
+		defer func() {
+			if r := recover(); r != nil {
+				mu.Lock()
+				if panicked == nil {
+					panicked = fmt.Sprintf("%v\n(reading metric %d of the round)\n%s", r, i, debug.Stack())
+				}
+				mu.Unlock()
+			}
+		}()
 		start := c.clock.Now()
 		dm, err := reads[i](ctx)
 		dm.FetchErr = err
@@ -41,8 +53,13 @@ func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAuto
 		}
 		wg.Wait()
 	}
-	for _, d := range took {
-		rec.fetched(d)
+	if panicked != nil {
+		// A read runs on a goroutine of its own, where a panic would end the process: it
+		// panics again here, in the round, which fails for this PodAutoscaler (syncRecovering).
+		panic(panicked)
+	}
+	for i, d := range took {
+		rec.fetched(out[i].ID(), d)
 	}
 	return out
 }

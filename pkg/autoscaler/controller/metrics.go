@@ -44,6 +44,7 @@ type Metrics struct {
 	queueDepth          *compbasemetrics.Gauge
 	requests            *compbasemetrics.CounterVec
 	calls               *compbasemetrics.CounterVec
+	roundPanics         *compbasemetrics.Counter
 
 	rounds rounds
 }
@@ -103,9 +104,15 @@ func NewMetrics(r compbasemetrics.KubeRegistry) (*Metrics, error) {
 				"The difference to podpilot_autoscaler_metric_requests_total is what batching saved.",
 			StabilityLevel: compbasemetrics.ALPHA,
 		}, []string{"source"}),
+		roundPanics: compbasemetrics.NewCounter(&compbasemetrics.CounterOpts{
+			Namespace: "podpilot", Subsystem: "autoscaler", Name: "round_panics_total",
+			Help: "Rounds of one PodAutoscaler that panicked (a bug in podpilot): the round failed for that object, " +
+				"with ScalingActive False InternalError, and was retried; the process kept serving.",
+			StabilityLevel: compbasemetrics.ALPHA,
+		}),
 	}
 	for _, c := range []compbasemetrics.Registerable{m.reconciliations, m.reconcileDuration, m.computations,
-		m.computationDuration, m.roundDuration, m.roundLateness, m.queueDepth, m.requests, m.calls} {
+		m.computationDuration, m.roundDuration, m.roundLateness, m.queueDepth, m.requests, m.calls, m.roundPanics} {
 		if err := r.Register(c); err != nil {
 			return nil, fmt.Errorf("register autoscaler metrics: %w", err)
 		}
@@ -139,6 +146,14 @@ type fetchCounter struct{ m *Metrics }
 
 func (f fetchCounter) Requested(source string) { f.m.requests.WithLabelValues(source).Inc() }
 func (f fetchCounter) Called(source string)    { f.m.calls.WithLabelValues(source).Inc() }
+
+// roundPanicked counts a round that panicked.
+func (m *Metrics) roundPanicked() {
+	if m == nil {
+		return
+	}
+	m.roundPanics.Inc()
+}
 
 // syncStarted records a sync starting at now with queued PodAutoscalers left in the queue.
 func (m *Metrics) syncStarted(now time.Time, queued int) {
@@ -210,7 +225,7 @@ type reconcile struct {
 	start   time.Time
 	action  string
 	errKind string
-	fetches []time.Duration
+	fetches map[decision.MetricID]time.Duration
 }
 
 // reconcile starts observing a sync.
@@ -229,12 +244,15 @@ func (r *reconcile) failed(err error) {
 	r.errKind = errorKind(err)
 }
 
-// fetched records how long reading the next metric took.
-func (r *reconcile) fetched(took time.Duration) {
+// fetched records how long reading the metric id took.
+func (r *reconcile) fetched(id decision.MetricID, took time.Duration) {
 	if r == nil {
 		return
 	}
-	r.fetches = append(r.fetches, took)
+	if r.fetches == nil {
+		r.fetches = map[decision.MetricID]time.Duration{}
+	}
+	r.fetches[id] = took
 }
 
 // decided records each metric's computation, and the sync's action and error: a refused decision
@@ -243,15 +261,12 @@ func (r *reconcile) decided(d decision.Decision, current int32, rescaleErr error
 	if r == nil {
 		return
 	}
-	for i, s := range d.Statuses {
+	for _, s := range d.Statuses {
 		action, kind := actionNone, errorKind(s.Err)
 		if s.Err == nil {
 			action = actionOf(current, s.Result.Replicas)
 		}
-		var dur time.Duration
-		if i < len(r.fetches) {
-			dur = r.fetches[i]
-		}
+		dur := r.fetches[s.ID()]
 		r.m.computations.WithLabelValues(action, kind, string(s.Kind)).Inc()
 		r.m.computationDuration.WithLabelValues(action, kind, string(s.Kind)).Observe(dur.Seconds())
 	}

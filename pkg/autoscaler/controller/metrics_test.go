@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	compbasemetrics "k8s.io/component-base/metrics"
+	"k8s.io/utils/ptr"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 )
@@ -302,5 +304,33 @@ func TestErrorKindsFollowUpstream(t *testing.T) {
 				t.Errorf("errorKind(%v) = %s, want %s", tt.err, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestForecastSeriesAreLabelledByTheMetricsIdentity(t *testing.T) {
+	pa := seedAutoscaler(func(pa *podpilotv1alpha1.PodAutoscaler) {
+		v := resource.MustParse("1500m")
+		w := ptr.To[int32](12)
+		pa.Status.Prediction = &podpilotv1alpha1.PredictionStatus{Replicas: 4, Metrics: []podpilotv1alpha1.MetricForecast{
+			{Type: podpilotv1alpha1.ContainerResourceMetricSourceType, Name: "cpu", Container: "app", Value: &v, WAPEPercent: w},
+			{Type: podpilotv1alpha1.ContainerResourceMetricSourceType, Name: "cpu", Container: "sidecar", Value: &v, WAPEPercent: w},
+			{Type: podpilotv1alpha1.ObjectMetricSourceType, Name: "rps", DescribedObject: "Service/a", Value: &v},
+			{Type: podpilotv1alpha1.ObjectMetricSourceType, Name: "rps", DescribedObject: "Service/b", Value: &v},
+		}}
+	})
+	f, reg := metricsFixture(t, nil, true, pa)
+	replace(t, f.ppInf.Autoscaling().V1alpha1().PodAutoscalers().Informer(), []podpilotv1alpha1.PodAutoscaler{*pa})
+	f.ctrl.running.Store(true)
+	got := series(t, reg, "podpilot_podautoscaler_forecast_load", "podpilot_podautoscaler_forecast_wape_ratio")
+	want := []string{
+		"podpilot_podautoscaler_forecast_load{container=,metric=rps,metric_type=Object,name=hpa-vg1-vanguard,namespace=dns,object=Service/a} 1.5",
+		"podpilot_podautoscaler_forecast_load{container=,metric=rps,metric_type=Object,name=hpa-vg1-vanguard,namespace=dns,object=Service/b} 1.5",
+		"podpilot_podautoscaler_forecast_load{container=app,metric=cpu,metric_type=ContainerResource,name=hpa-vg1-vanguard,namespace=dns,object=} 1.5",
+		"podpilot_podautoscaler_forecast_load{container=sidecar,metric=cpu,metric_type=ContainerResource,name=hpa-vg1-vanguard,namespace=dns,object=} 1.5",
+		"podpilot_podautoscaler_forecast_wape_ratio{container=app,metric=cpu,metric_type=ContainerResource,name=hpa-vg1-vanguard,namespace=dns,object=} 0.12",
+		"podpilot_podautoscaler_forecast_wape_ratio{container=sidecar,metric=cpu,metric_type=ContainerResource,name=hpa-vg1-vanguard,namespace=dns,object=} 0.12",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("forecast series (-want +got):\n%s", diff)
 	}
 }

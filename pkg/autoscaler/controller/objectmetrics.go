@@ -30,6 +30,9 @@ func newObjectCollector(lister podpilotlisters.PodAutoscalerLister, running func
 	objectLabels := []string{"namespace", "name"}
 	metricLabels := []string{"namespace", "name", "metric_type", "metric", "target_type"}
 	conditionLabels := []string{"namespace", "name", "condition", "status"}
+	// A forecast is labelled by its metric's identity: two metrics may share a name (cpu of two
+	// containers, one metric of two objects), and one scrape must not carry a series twice.
+	forecastLabels := []string{"namespace", "name", "metric_type", "metric", "object", "container"}
 	desc := func(name, help string, labels []string) *compbasemetrics.Desc {
 		return compbasemetrics.NewDesc("podpilot_podautoscaler_"+name, help, labels, nil, compbasemetrics.ALPHA, "")
 	}
@@ -48,9 +51,9 @@ func newObjectCollector(lister podpilotlisters.PodAutoscalerLister, running func
 		forecastReplicas: desc("forecast_replicas", "The replicas the forecast asks for one lead time ahead (status.prediction.replicas); "+
 			"absent without prediction.", objectLabels),
 		forecastLoad: desc("forecast_load", "A metric's load forecast one lead time ahead, headroom included: the total over the "+
-			"target's pods, or the value, in the metric's units (status.prediction.metrics).", []string{"namespace", "name", "metric"}),
+			"target's pods, or the value, in the metric's units (status.prediction.metrics).", forecastLabels),
 		forecastWAPE: desc("forecast_wape_ratio", "The weighted absolute percentage error of a metric's forecasts against the load "+
-			"that came, over the last day, as a ratio (status.prediction.metrics).", []string{"namespace", "name", "metric"}),
+			"that came, over the last day, as a ratio (status.prediction.metrics).", forecastLabels),
 	}
 }
 
@@ -97,12 +100,19 @@ func (c *objectCollector) collect(ch chan<- compbasemetrics.Metric, pa *podpilot
 	}
 	if p := pa.Status.Prediction; p != nil {
 		gauge(c.forecastReplicas, float64(p.Replicas))
+		seen := map[podpilotv1alpha1.MetricForecast]bool{}
 		for _, m := range p.Metrics {
+			id := podpilotv1alpha1.MetricForecast{Type: m.Type, Name: m.Name, DescribedObject: m.DescribedObject, Container: m.Container}
+			if seen[id] {
+				continue // a status written by hand may repeat one
+			}
+			seen[id] = true
+			lvs := []string{string(m.Type), m.Name, m.DescribedObject, m.Container}
 			if m.Value != nil {
-				gauge(c.forecastLoad, m.Value.AsApproximateFloat64(), m.Name)
+				gauge(c.forecastLoad, m.Value.AsApproximateFloat64(), lvs...)
 			}
 			if m.WAPEPercent != nil {
-				gauge(c.forecastWAPE, float64(*m.WAPEPercent)/100, m.Name)
+				gauge(c.forecastWAPE, float64(*m.WAPEPercent)/100, lvs...)
 			}
 		}
 	}
@@ -130,16 +140,18 @@ func lowerStatus(s string) string {
 // objectMetric is one metric of a PodAutoscaler: its target from the spec and its current value
 // from the status.
 type objectMetric struct {
-	typ        podpilotv1alpha1.MetricSourceType
-	name       string
-	targetType podpilotv1alpha1.MetricTargetType
-	target     float64
-	value      float64
-	hasValue   bool
+	typ  podpilotv1alpha1.MetricSourceType
+	name string
+	// container and object complete the metric's identity (see metricStatusOf), by which its
+	// status is found.
+	container, object string
+	targetType        podpilotv1alpha1.MetricTargetType
+	target            float64
+	value             float64
+	hasValue          bool
 }
 
-// metricsOfObject pairs the spec's metrics with status.currentMetrics, which lists them in the
-// same order. A metric whose labels repeat an earlier one's is skipped, since a scrape must not
+// metricsOfObject joins the spec's metrics with status.currentMetrics by identity. A metric whose labels repeat an earlier one's is skipped, since a scrape must not
 // carry one series twice.
 func metricsOfObject(pa *podpilotv1alpha1.PodAutoscaler) []objectMetric {
 	var out []objectMetric
@@ -160,14 +172,17 @@ func metricsOfObject(pa *podpilotv1alpha1.PodAutoscaler) []objectMetric {
 	out = append(out, kindObjectMetrics(pa)...)
 	seen := map[string]bool{}
 	unique := out[:0]
-	for i, m := range out {
+	for _, m := range out {
 		key := fmt.Sprint(m.typ, "/", m.name, "/", m.targetType)
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		if i < len(pa.Status.CurrentMetrics) {
-			m.value, m.hasValue = currentValue(pa.Status.CurrentMetrics[i], m)
+		for _, st := range pa.Status.CurrentMetrics {
+			if st.Type == m.typ && st.Name == m.name && st.Container == m.container && st.DescribedObject == m.object {
+				m.value, m.hasValue = currentValue(st, m)
+				break
+			}
 		}
 		unique = append(unique, m)
 	}
@@ -191,12 +206,13 @@ func kindObjectMetrics(pa *podpilotv1alpha1.PodAutoscaler) []objectMetric {
 	}
 	for _, m := range pa.Spec.ObjectMetrics {
 		valueMetric(podpilotv1alpha1.ObjectMetricSourceType, m.MetricName, m.TargetType, m.Value, m.AverageValue)
+		out[len(out)-1].object = m.DescribedObject.Kind + "/" + m.DescribedObject.Name
 	}
 	for _, m := range pa.Spec.ExternalMetrics {
 		valueMetric(podpilotv1alpha1.ExternalMetricSourceType, m.MetricName, m.TargetType, m.Value, m.AverageValue)
 	}
 	for _, m := range pa.Spec.ContainerResourceMetrics {
-		om := objectMetric{typ: podpilotv1alpha1.ContainerResourceMetricSourceType, name: string(m.ResourceName), targetType: m.TargetType}
+		om := objectMetric{typ: podpilotv1alpha1.ContainerResourceMetricSourceType, name: string(m.ResourceName), targetType: m.TargetType, container: m.Container}
 		switch {
 		case m.TargetType == podpilotv1alpha1.UtilizationMetricType && m.AverageUtilization != nil:
 			om.target = float64(*m.AverageUtilization)

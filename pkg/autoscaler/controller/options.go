@@ -2,12 +2,14 @@ package controller
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/autoscaler/forecast"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
 	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 )
@@ -34,6 +36,11 @@ const (
 	DefaultScrapeMargin = 500 * time.Millisecond
 	// DefaultPredictionRefresh is how often a forecast model is fitted again (prediction.go).
 	DefaultPredictionRefresh = 5 * time.Minute
+	// maxPredictionRefresh is the longest refresh: a model serves for up to 1+maxStaleFits
+	// refreshes after its fit (models.go), one lead time ahead, and the largest lead admission
+	// allows (maxLead, spec.prediction.leadTimeSeconds; the lead of one PodAutoscaler is only
+	// known per round) must then stay within the forecast's horizon: 2 × 2h30m + 1h = 6h.
+	maxPredictionRefresh = (forecast.MaxHorizon - maxLead) / (1 + maxStaleFits)
 )
 
 // What the sync period sets besides how often a PodAutoscaler is synced (docs/how-it-decides.md,
@@ -164,8 +171,8 @@ func (o *Options) Validate() []error {
 	if o.DownscaleStabilization < 0 {
 		errs = append(errs, fmt.Errorf("--autoscaler-downscale-stabilization must not be negative, got %s", o.DownscaleStabilization))
 	}
-	if o.Tolerance < 0 {
-		errs = append(errs, fmt.Errorf("--autoscaler-tolerance must not be negative, got %g", o.Tolerance))
+	if !(o.Tolerance >= 0) || math.IsInf(o.Tolerance, 1) {
+		errs = append(errs, fmt.Errorf("--autoscaler-tolerance must be a finite number, not negative, got %g", o.Tolerance))
 	}
 	if o.CPUInitializationPeriod < 0 {
 		errs = append(errs, fmt.Errorf("--autoscaler-cpu-initialization-period must not be negative, got %s", o.CPUInitializationPeriod))
@@ -179,8 +186,10 @@ func (o *Options) Validate() []error {
 	if o.ScrapeMargin < 0 || (o.SyncPeriod > 0 && o.ScrapeMargin >= o.SyncPeriod) {
 		errs = append(errs, fmt.Errorf("--autoscaler-scrape-margin must be at least 0 and below --autoscaler-sync-period, got %s", o.ScrapeMargin))
 	}
-	if o.PredictionRefresh < time.Minute {
-		errs = append(errs, fmt.Errorf("--autoscaler-prediction-refresh must be at least 1m, got %s", o.PredictionRefresh))
+	if o.PredictionRefresh < time.Minute || o.PredictionRefresh > maxPredictionRefresh {
+		errs = append(errs, fmt.Errorf("--autoscaler-prediction-refresh must be within [1m, %s], got %s: a model answers for up to %d refreshes "+
+			"after its fit, one lead time ahead (at most %s, the bound of spec.prediction.leadTimeSeconds), within the forecast's horizon of %s",
+			maxPredictionRefresh, o.PredictionRefresh, 1+maxStaleFits, maxLead, forecast.MaxHorizon))
 	}
 	if o.KubeAPIBurst < 1 {
 		errs = append(errs, fmt.Errorf("--kube-api-burst must be at least 1, got %d", o.KubeAPIBurst))

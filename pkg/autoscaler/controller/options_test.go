@@ -70,3 +70,59 @@ func TestTheSyncPeriodSetsTheRoundDeadlinesAndTheLivenessLimit(t *testing.T) {
 		t.Errorf("namespace share of 16 workers = %d, want 8", got)
 	}
 }
+
+func TestTheToleranceFlagMustBeAFiniteNonNegativeNumber(t *testing.T) {
+	tests := []struct {
+		name  string
+		flag  string
+		valid bool
+	}{
+		{name: "0.1, the default, is valid", flag: "0.1", valid: true},
+		{name: "0 is valid", flag: "0", valid: true},
+		{name: "a negative tolerance is invalid", flag: "-0.1"},
+		{name: "NaN is invalid: it passes every comparison", flag: "NaN"},
+		{name: "+Inf is invalid", flag: "+Inf"},
+		{name: "-Inf is invalid", flag: "-Inf"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := NewOptions()
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse([]string{"--autoscaler-tolerance=" + tt.flag}); err != nil {
+				t.Fatal(err)
+			}
+			if errs := o.Validate(); (len(errs) == 0) != tt.valid {
+				t.Errorf("Validate() = %v, want valid: %v", errs, tt.valid)
+			}
+		})
+	}
+}
+
+func TestThePredictionRefreshMustKeepEveryForecastWithinTheModelsHorizon(t *testing.T) {
+	tests := []struct {
+		name  string
+		flag  string
+		valid bool
+	}{
+		{name: "5m, the default, is valid", flag: "5m", valid: true},
+		{name: "1m is the shortest", flag: "1m", valid: true},
+		{name: "59s is too short", flag: "59s"},
+		{name: "2h30m is the longest: 2 × 2h30m + the longest lead 1h = the 6h horizon", flag: "2h30m", valid: true},
+		{name: "2h31m would forecast past the horizon at the longest lead", flag: "2h31m"},
+		{name: "a day is invalid", flag: "24h"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := NewOptions()
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse([]string{"--autoscaler-prediction-refresh=" + tt.flag}); err != nil {
+				t.Fatal(err)
+			}
+			if errs := o.Validate(); (len(errs) == 0) != tt.valid {
+				t.Errorf("Validate() = %v, want valid: %v", errs, tt.valid)
+			}
+		})
+	}
+}

@@ -42,6 +42,8 @@ type predictionRound struct {
 
 // metricForecast is one metric's forecast at now + lead, or why it has none.
 type metricForecast struct {
+	// id names the metric the forecast is of: statuses and loads are joined to it by id.
+	id     decision.MetricID
 	fitted time.Time
 	model  forecast.Method
 	// point is the forecast load, and load the load provisioned for (point raised by the model's
@@ -50,8 +52,8 @@ type metricForecast struct {
 	err         error
 }
 
-// forecastRound returns the forecast of each of pa's metrics (ms, in the order of metricsOf) one
-// lead time ahead: each metric's model, anchored on the metric's aggregate this round (the sum
+// forecastRound returns the forecast of each of pa's metrics (ms) one lead time ahead, each
+// named by its metric's identity: each metric's model, anchored on the metric's aggregate this round (the sum
 // over the pods, or the value). The zero predictionRound when prediction is off.
 func (c *Controller) forecastRound(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, pods []*podcache.Pod, ms []decision.Metric, now time.Time) predictionRound {
 	mode := specconv.ForecastMode(pa.Spec.Prediction)
@@ -60,11 +62,12 @@ func (c *Controller) forecastRound(ctx context.Context, pa *podpilotv1alpha1.Pod
 	}
 	pr := predictionRound{mode: mode, lead: specconv.LeadTime(pa.Spec.Prediction, observedLead(pods, c.opts.SyncPeriod))}
 	plans := historyPlans(pa)
-	for i, m := range ms {
+	for _, m := range ms {
 		mf := metricForecast{point: math.NaN(), load: math.NaN(), err: errNoHistoryPlan}
-		if i < len(plans) && plans[i] != nil {
-			mf = c.forecastMetric(ctx, *plans[i], m, pr.lead, now)
+		if p, ok := plans[m.ID()]; ok {
+			mf = c.forecastMetric(ctx, p, m, pr.lead, now)
 		}
+		mf.id = m.ID()
 		pr.metrics = append(pr.metrics, mf)
 	}
 	return pr
@@ -95,8 +98,8 @@ func (c *Controller) forecastMetric(ctx context.Context, p historyPlan, m decisi
 
 // forecastKey names a metric in the leader's memory of its forecasts: by its id, since two
 // metrics may share a name (a resource of two containers, a metric of two objects).
-func forecastKey(id podpilotv1alpha1.MetricStatus) string {
-	return string(id.Type) + "/" + id.Name + "/" + id.DescribedObject + "/" + id.Container
+func forecastKey(id decision.MetricID) string {
+	return string(id.Kind) + "/" + id.Name + "/" + id.DescribedObject + "/" + id.Container
 }
 
 // input is the decision's forecast input; nil when prediction is off.
@@ -104,9 +107,9 @@ func (pr predictionRound) input() *decision.Forecast {
 	if pr.mode == "" {
 		return nil
 	}
-	loads := make([]float64, len(pr.metrics))
-	for i, mf := range pr.metrics {
-		loads[i] = mf.load * 1000 // milli-units, as the decision reads loads
+	loads := make(map[decision.MetricID]float64, len(pr.metrics))
+	for _, mf := range pr.metrics {
+		loads[mf.id] = mf.load * 1000 // milli-units, as the decision reads loads
 	}
 	return &decision.Forecast{Mode: pr.mode, LeadTime: pr.lead, Loads: loads}
 }
@@ -152,43 +155,47 @@ func observedLead(pods []*podcache.Pod, syncPeriod time.Duration) time.Duration 
 	return min(max(startup+syncPeriod, minLead), maxLead)
 }
 
-// historyPlans returns how to read the history of each of pa's metrics, in the order of
-// metricsOf; nil for a metric whose selector is invalid. A plan's key names what makes its
+// historyPlans returns how to read the history of each of pa's metrics, by the metric's
+// identity; none for a metric whose selector is invalid. A plan's key names what makes its
 // history distinct: the metric's kind and name (and for a container resource metric the
 // container, for an object metric the object), the pod name pattern or object and the selector.
-func historyPlans(pa *podpilotv1alpha1.PodAutoscaler) []*historyPlan {
+func historyPlans(pa *podpilotv1alpha1.PodAutoscaler) map[decision.MetricID]historyPlan {
 	s, ns := &pa.Spec, pa.Namespace
 	window := specconv.HistoryWindow(s.Prediction)
 	pods := podNamePattern(pa)
 	podsGR := schema.GroupResource{Resource: "pods"}
-	plan := func(kind string, sel *podpilotv1alpha1.MetricSelector, req metrics.HistoryRequest, how historyKind) *historyPlan {
+	out := map[decision.MetricID]historyPlan{}
+	plan := func(id decision.MetricID, kind string, sel *podpilotv1alpha1.MetricSelector, req metrics.HistoryRequest, how historyKind) {
 		ls, err := metricSelector(sel)
 		if err != nil {
-			return nil
+			return
 		}
 		req.Namespace, req.Selector = ns, ls
 		key := modelKey{Key: forecast.Key{Namespace: ns, Metric: kind + "/" + req.Metric, Selector: req.Names + ";" + ls.String()}, window: window}
-		return &historyPlan{key: key, req: req, kind: how}
+		out[id] = historyPlan{key: key, req: req, kind: how}
 	}
-	var out []*historyPlan
 	for _, m := range s.CustomMetrics {
-		out = append(out, plan("Pods", m.Selector, metrics.HistoryRequest{Metric: m.MetricName, Resource: podsGR, Names: pods}, objectsHistory))
+		plan(decision.MetricID{Kind: decision.PodsMetric, Name: m.MetricName}, "Pods", m.Selector,
+			metrics.HistoryRequest{Metric: m.MetricName, Resource: podsGR, Names: pods}, objectsHistory)
 	}
 	for _, m := range s.ResourceMetrics {
-		out = append(out, plan("Resource", nil, metrics.HistoryRequest{Metric: string(m.ResourceName), Resource: podsGR, Names: pods}, resourceHistory))
+		plan(decision.MetricID{Kind: decision.ResourceMetric, Name: string(m.ResourceName)}, "Resource", nil,
+			metrics.HistoryRequest{Metric: string(m.ResourceName), Resource: podsGR, Names: pods}, resourceHistory)
 	}
 	for _, m := range s.ObjectMetrics {
 		gv, _ := schema.ParseGroupVersion(m.DescribedObject.APIVersion)
 		gr := schema.GroupResource{Group: gv.Group, Resource: strings.ToLower(m.DescribedObject.Kind)}
-		out = append(out, plan("Object/"+m.DescribedObject.Kind+"/"+m.DescribedObject.Name, m.Selector,
-			metrics.HistoryRequest{Metric: m.MetricName, Resource: gr, Names: regexp.QuoteMeta(m.DescribedObject.Name)}, objectsHistory))
+		id := decision.MetricID{Kind: decision.ObjectMetric, Name: m.MetricName, DescribedObject: m.DescribedObject.Kind + "/" + m.DescribedObject.Name}
+		plan(id, "Object/"+m.DescribedObject.Kind+"/"+m.DescribedObject.Name, m.Selector,
+			metrics.HistoryRequest{Metric: m.MetricName, Resource: gr, Names: regexp.QuoteMeta(m.DescribedObject.Name)}, objectsHistory)
 	}
 	for _, m := range s.ExternalMetrics {
-		out = append(out, plan("External", m.Selector, metrics.HistoryRequest{Metric: m.MetricName}, externalHistory))
+		plan(decision.MetricID{Kind: decision.ExternalMetric, Name: m.MetricName}, "External", m.Selector,
+			metrics.HistoryRequest{Metric: m.MetricName}, externalHistory)
 	}
 	for _, m := range s.ContainerResourceMetrics {
-		out = append(out, plan("ContainerResource/"+m.Container, nil,
-			metrics.HistoryRequest{Metric: string(m.ResourceName), Resource: podsGR, Names: pods, Container: m.Container}, resourceHistory))
+		plan(decision.MetricID{Kind: decision.ContainerResourceMetric, Name: string(m.ResourceName), Container: m.Container}, "ContainerResource/"+m.Container, nil,
+			metrics.HistoryRequest{Metric: string(m.ResourceName), Resource: podsGR, Names: pods, Container: m.Container}, resourceHistory)
 	}
 	return out
 }

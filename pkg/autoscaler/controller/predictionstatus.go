@@ -34,9 +34,9 @@ const (
 
 // recordPrediction records the round's forecast in pa's status: status.prediction and the
 // PredictionActive condition, and the forecasts due by now against this round's loads for the
-// accuracy (see accuracy). With prediction off, both go, and so does the accuracy. A metric is
-// named by its entry in d.Statuses (one per metric, in the order of pr.metrics), as
-// status.currentMetrics names it.
+// accuracy (see accuracy). With prediction off, both go, and so does the accuracy. A forecast
+// is joined to its metric's load this round (ms) by the metric's identity, and named as
+// status.currentMetrics names it: a round that took a fast path has no metric statuses.
 func (c *Controller) recordPrediction(tm *term, base, pa *podpilotv1alpha1.PodAutoscaler, pr predictionRound, ms []decision.Metric,
 	d decision.Decision, now time.Time) {
 	if pr.mode == "" {
@@ -50,17 +50,16 @@ func (c *Controller) recordPrediction(tm *term, base, pa *podpilotv1alpha1.PodAu
 		if e.accuracy == nil {
 			e.accuracy = map[string]*accuracy{}
 		}
-		for i, mf := range pr.metrics {
-			id := metricIdentity(d.Statuses[i])
-			k := forecastKey(id)
+		for _, mf := range pr.metrics {
+			k := forecastKey(mf.id)
 			a := e.accuracy[k]
 			if a == nil {
-				a = &accuracy{seed: checkpointedWAPE(base.Status.Prediction, id)}
+				a = &accuracy{seed: checkpointedWAPE(base.Status.Prediction, metricStatusOf(mf.id))}
 				e.accuracy[k] = a
 			}
 			current := math.NaN()
-			if i < len(ms) {
-				current = aggregate(ms[i])
+			if m, ok := metricByID(ms, mf.id); ok {
+				current = aggregate(m)
 			}
 			a.settle(now, current, c.opts.SyncPeriod)
 			a.add(now.Add(pr.lead), mf.point)
@@ -73,6 +72,16 @@ func (c *Controller) recordPrediction(tm *term, base, pa *podpilotv1alpha1.PodAu
 	}
 	pa.Status.Prediction = s
 	setPredictionCondition(pa, pr, d, now)
+}
+
+// metricByID is the metric of ms named id.
+func metricByID(ms []decision.Metric, id decision.MetricID) (decision.Metric, bool) {
+	for _, m := range ms {
+		if m.ID() == id {
+			return m, true
+		}
+	}
+	return decision.Metric{}, false
 }
 
 // forecastReplicas is the forecast's proposal in e; 0 without one.
@@ -90,22 +99,20 @@ func forecastReplicas(e decision.Explanation) int32 {
 // forecast's proposal and each metric's forecast load (the load provisioned for) and accuracy.
 func predictionStatus(pr predictionRound, d decision.Decision, wape map[string]float64) *podpilotv1alpha1.PredictionStatus {
 	s := &podpilotv1alpha1.PredictionStatus{LeadTimeSeconds: int32(pr.lead / time.Second), Replicas: forecastReplicas(d.Explanation)}
-	for i, mf := range pr.metrics {
+	for _, mf := range pr.metrics {
 		if mf.err != nil {
 			continue
 		}
 		if s.FittedTime == nil || mf.fitted.After(s.FittedTime.Time) {
 			s.FittedTime, s.Model = ptr.To(metav1.NewTime(mf.fitted)), string(mf.model)
 		}
-		id := metricIdentity(d.Statuses[i])
-		f := podpilotv1alpha1.MetricForecast{Type: id.Type, Name: id.Name, DescribedObject: id.DescribedObject, Container: id.Container}
-		if i < len(d.Explanation.ForecastReplicas) {
-			f.Replicas = d.Explanation.ForecastReplicas[i]
-		}
+		id := metricStatusOf(mf.id)
+		f := podpilotv1alpha1.MetricForecast{Type: id.Type, Name: id.Name, DescribedObject: id.DescribedObject, Container: id.Container,
+			Replicas: d.Explanation.ForecastReplicas[mf.id]}
 		if milli := mf.load * 1000; milli >= 0 && milli < math.MaxInt64/2 {
 			f.Value = resource.NewMilliQuantity(int64(math.Round(milli)), resource.DecimalSI)
 		}
-		if w, ok := wape[forecastKey(id)]; ok && !math.IsNaN(w) {
+		if w, ok := wape[forecastKey(mf.id)]; ok && !math.IsNaN(w) {
 			f.WAPEPercent = ptr.To(int32(math.Round(min(w, 100) * 100)))
 		}
 		if len(s.Metrics) < maxForecastMetrics {

@@ -42,7 +42,12 @@ func metricStatuses(statuses []decision.MetricStatus) []podpilotv1alpha1.MetricS
 // metricIdentity is what names s in status.currentMetrics (and status.prediction.metrics): its
 // type, name, object and container, without values.
 func metricIdentity(s decision.MetricStatus) podpilotv1alpha1.MetricStatus {
-	return podpilotv1alpha1.MetricStatus{Type: sourceTypeOf(s.Kind), Name: s.Name, Container: s.Target.Container, DescribedObject: s.DescribedObject}
+	return metricStatusOf(s.ID())
+}
+
+// metricStatusOf is the status entry, without values, of the metric named id.
+func metricStatusOf(id decision.MetricID) podpilotv1alpha1.MetricStatus {
+	return podpilotv1alpha1.MetricStatus{Type: sourceTypeOf(id.Kind), Name: id.Name, Container: id.Container, DescribedObject: id.DescribedObject}
 }
 
 // current is an average value in milli-units as a quantity: memory in whole bytes (rounded to
@@ -60,39 +65,40 @@ func current(milli int64, t replicas.Target) *resource.Quantity {
 }
 
 // targetsOf renders status.targets, e.g. "1500/2k, 30%/50%, 120Mi/256Mi"; a metric without a
-// value this round shows <unknown>. Object and External metrics show their value, or their
+// value this round (a failure, or no status: a fast path) shows <unknown>. Spec metrics are
+// joined to their statuses by identity. Object and External metrics show their value, or their
 // average per pod followed by "(avg)" for AverageValue targets, as kubectl shows HPAs.
 func targetsOf(pa *podpilotv1alpha1.PodAutoscaler, statuses []decision.MetricStatus) string {
 	var parts []string
-	i := 0
-	value := func() (decision.MetricStatus, bool) {
-		defer func() { i++ }()
-		if i < len(statuses) && statuses[i].Err == nil {
-			return statuses[i], true
+	value := func(id decision.MetricID) (decision.MetricStatus, bool) {
+		for _, s := range statuses {
+			if s.ID() == id {
+				return s, s.Err == nil
+			}
 		}
 		return decision.MetricStatus{}, false
 	}
 	for _, m := range pa.Spec.CustomMetrics {
 		cur := "<unknown>"
-		if s, ok := value(); ok {
+		if s, ok := value(decision.MetricID{Kind: decision.PodsMetric, Name: m.MetricName}); ok {
 			cur = current(s.Result.AverageValue, s.Target).String()
 		}
 		parts = append(parts, cur+"/"+m.AverageValue.String())
 	}
 	for _, m := range pa.Spec.ResourceMetrics {
-		s, ok := value()
+		s, ok := value(decision.MetricID{Kind: decision.ResourceMetric, Name: string(m.ResourceName)})
 		parts = append(parts, resourceTargets(m.TargetType, m.AverageUtilization, m.AverageValue, s, ok))
 	}
 	for _, m := range pa.Spec.ObjectMetrics {
-		s, ok := value()
+		s, ok := value(decision.MetricID{Kind: decision.ObjectMetric, Name: m.MetricName, DescribedObject: m.DescribedObject.Kind + "/" + m.DescribedObject.Name})
 		parts = append(parts, valueTargets(m.TargetType, m.Value, m.AverageValue, s, ok))
 	}
 	for _, m := range pa.Spec.ExternalMetrics {
-		s, ok := value()
+		s, ok := value(decision.MetricID{Kind: decision.ExternalMetric, Name: m.MetricName})
 		parts = append(parts, valueTargets(m.TargetType, m.Value, m.AverageValue, s, ok))
 	}
 	for _, m := range pa.Spec.ContainerResourceMetrics {
-		s, ok := value()
+		s, ok := value(decision.MetricID{Kind: decision.ContainerResourceMetric, Name: string(m.ResourceName), Container: m.Container})
 		parts = append(parts, resourceTargets(m.TargetType, m.AverageUtilization, m.AverageValue, s, ok))
 	}
 	out := strings.Join(parts, ", ")

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
 )
 
@@ -176,20 +178,22 @@ func TestResourceHistoriesAreDistinctPerResourceAndContainerAndSharedAcrossPodAu
 	keys := map[modelKey]int{}
 	var order []string
 	for _, pa := range []*podpilotv1alpha1.PodAutoscaler{a, b} {
-		for _, p := range historyPlans(pa) {
-			if p == nil {
-				t.Fatalf("%s: a metric without a history plan", pa.Name)
-			}
+		plans := historyPlans(pa)
+		if n := len(pa.Spec.CustomMetrics) + len(pa.Spec.ResourceMetrics) + len(pa.Spec.ContainerResourceMetrics); len(plans) != n {
+			t.Fatalf("%s: %d history plans for %d metrics", pa.Name, len(plans), n)
+		}
+		for _, p := range plans {
 			if keys[p.key]++; keys[p.key] == 1 {
 				order = append(order, p.key.Metric)
 			}
 		}
 	}
-	want := []string{"Pods/zdns_vanguard_qps", "Resource/cpu", "Resource/memory", "ContainerResource/app/cpu", "ContainerResource/sidecar/cpu"}
+	slices.Sort(order)
+	want := []string{"ContainerResource/app/cpu", "ContainerResource/sidecar/cpu", "Pods/zdns_vanguard_qps", "Resource/cpu", "Resource/memory"}
 	if diff := cmp.Diff(want, order); diff != "" {
 		t.Errorf("distinct histories (-want +got):\n%s", diff)
 	}
-	if n := keys[historyPlans(b)[1].key]; n != 2 {
+	if n := keys[historyPlans(b)[decision.MetricID{Kind: decision.ResourceMetric, Name: "cpu"}].key]; n != 2 {
 		t.Errorf("the cpu history is planned %d times over two PodAutoscalers, want 2 on one key", n)
 	}
 }

@@ -32,8 +32,8 @@ type combined struct {
 	// it replaced the metrics' proposal (see withForecast).
 	forecast     int32
 	forecastFrom string
-	// forecastEach is the forecast's proposal per metric, in the order of statuses.
-	forecastEach []int32
+	// forecastEach is the forecast's proposal per metric, by its ID.
+	forecastEach map[MetricID]int32
 	raised       bool
 }
 

@@ -26,10 +26,10 @@ type Forecast struct {
 	Mode ForecastMode
 	// LeadTime is how far ahead Loads are: the time new capacity takes to be ready.
 	LeadTime time.Duration
-	// Loads holds, per metric of Input.Metrics (same order), the forecast load at now + LeadTime
+	// Loads holds, per metric of Input.Metrics (by its ID), the forecast load at now + LeadTime
 	// in milli-units: for Resource, Pods and ContainerResource metrics the total over the target's
 	// pods, for Object and External metrics the value. NaN (or a missing entry) means no forecast.
-	Loads []float64
+	Loads map[MetricID]float64
 }
 
 // Floor is the minimum an active schedule window sets.
@@ -79,9 +79,9 @@ type Explanation struct {
 	Changes []string
 	// ForecastRaised is true when the forecast's proposal won over the metrics' (ScaleOut).
 	ForecastRaised bool
-	// ForecastReplicas are the replicas the forecast of each metric asks for, in the order of
-	// the metrics; 0 for a metric without a forecast. Nil without one.
-	ForecastReplicas []int32
+	// ForecastReplicas are the replicas the forecast of each metric (by its ID) asks for; no
+	// entry for a metric without a forecast. Nil without one.
+	ForecastReplicas map[MetricID]int32
 	// WouldScaleTo is, in ForecastOnly mode, the replicas the forecast would have led to had it
 	// been applied; 0 when it would not have raised the decision.
 	WouldScaleTo int32
@@ -112,24 +112,25 @@ func belowMin(in Input, d Decision) Decision {
 	return fastPath(d, in.MinReplicas, "Current number of replicas below Spec.MinReplicas")
 }
 
-// forecastProposal returns the replicas the forecast of each metric asks for at now + lead (0
-// without a usable forecast), the largest of them and the metric it comes from.
-func forecastProposal(in Input, statuses []MetricStatus) ([]int32, int32, string) {
+// forecastProposal returns the replicas the forecast of each metric asks for at now + lead (no
+// entry without a usable forecast), the largest of them and the metric it comes from.
+func forecastProposal(in Input, statuses []MetricStatus) (map[MetricID]int32, int32, string) {
 	if in.Forecast == nil {
 		return nil, 0, ""
 	}
-	each := make([]int32, len(statuses))
+	each := make(map[MetricID]int32, len(statuses))
 	var best int32
 	var from string
-	for i, st := range statuses {
-		if st.Err != nil || i >= len(in.Forecast.Loads) {
+	for _, st := range statuses {
+		load, ok := in.Forecast.Loads[st.ID()]
+		if st.Err != nil || !ok {
 			continue
 		}
-		r, ok := forecastReplicas(in, st.Target, in.Forecast.Loads[i])
+		r, ok := forecastReplicas(in, st.Target, load)
 		if !ok {
 			continue
 		}
-		each[i] = r
+		each[st.ID()] = r
 		if r > best {
 			best, from = r, st.Description
 		}
@@ -163,8 +164,12 @@ func forecastReplicas(in Input, t replicas.Target, load float64) (int32, bool) {
 }
 
 // ceil rounds v up, except for what floating point adds to an exact count: 6.000000000001
-// replicas is 6 (loads and requests are milli-units, far coarser than that).
+// replicas is 6 (loads and requests are milli-units, far coarser than that). An infinite v (a
+// huge load over a small target) stays infinite: subtracting its own fraction would make NaN.
 func ceil(v float64) float64 {
+	if math.IsInf(v, 0) {
+		return v
+	}
 	return math.Ceil(v - 1e-9*math.Max(1, math.Abs(v)))
 }
 
@@ -189,8 +194,16 @@ func meanRequest(pods []replicas.Pod, t replicas.Target) float64 {
 	return sum / float64(n)
 }
 
+// saturate converts a replica count to int32, at most math.MaxInt32 (+Inf included) and at
+// least 0; NaN, which min and max would pass on, is 0.
 func saturate(v float64) int32 {
-	return int32(min(v, math.MaxInt32))
+	switch {
+	case math.IsNaN(v) || v <= 0:
+		return 0
+	case v >= math.MaxInt32:
+		return math.MaxInt32
+	}
+	return int32(v)
 }
 
 // withForecast adds the forecast's proposal to the metrics' combination: in ScaleOut mode it

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
+	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 )
 
 // qpsAt returns the seed's qps metric with every one of n pods at perPodQPS.
@@ -21,7 +22,7 @@ func qpsAt(n int, perPodQPS int64) []Metric {
 
 // forecastQPS forecasts a total of qps for the one qps metric, two minutes ahead.
 func forecastQPS(mode ForecastMode, qps float64) *Forecast {
-	return &Forecast{Mode: mode, LeadTime: 2 * time.Minute, Loads: []float64{qps * 1000}}
+	return &Forecast{Mode: mode, LeadTime: 2 * time.Minute, Loads: map[MetricID]float64{qpsAt(1, 0)[0].ID(): qps * 1000}}
 }
 
 // explained is the part of an Explanation the tables compare.
@@ -75,7 +76,7 @@ func TestForecastAndFloorProposals(t *testing.T) {
 		want: explained{Desired: 2, WinnerSource: MetricProposal, Proposals: []Proposal{{MetricProposal, qps, 2}}},
 	}, {
 		name: "a Utilization forecast is the total usage over the mean request × target: 2000m at 50% of 500m → 8",
-		in: Input{SpecReplicas: 2, MinReplicas: 1, MaxReplicas: 10, Pods: pods, Forecast: &Forecast{Mode: ForecastScaleOut, LeadTime: time.Minute, Loads: []float64{2000}},
+		in: Input{SpecReplicas: 2, MinReplicas: 1, MaxReplicas: 10, Pods: pods, Forecast: &Forecast{Mode: ForecastScaleOut, LeadTime: time.Minute, Loads: map[MetricID]float64{{Kind: ResourceMetric, Name: "cpu"}: 2000}},
 			Metrics: []Metric{{Kind: ResourceMetric, Name: "cpu", Target: cpuTarget, Samples: perPod(250, 250)}}},
 		want: explained{Desired: 4, Reason: "forecast of cpu resource utilization (percentage of request) in 1m0s above target", WinnerSource: ForecastProposal, ForecastRaised: true,
 			Proposals: []Proposal{{MetricProposal, "cpu resource utilization (percentage of request)", 2}, {ForecastProposal, "cpu resource utilization (percentage of request)", 8}},
@@ -83,7 +84,7 @@ func TestForecastAndFloorProposals(t *testing.T) {
 	}, {
 		name: "an External Value forecast scales the current replicas by forecast ÷ target: 2 × 30/10 → 6",
 		in: Input{SpecReplicas: 2, StatusReplicas: 2, MinReplicas: 1, MaxReplicas: 10, Pods: pods, Metrics: []Metric{queue(10_000)},
-			Forecast: &Forecast{Mode: ForecastScaleOut, LeadTime: time.Minute, Loads: []float64{30_000}}},
+			Forecast: &Forecast{Mode: ForecastScaleOut, LeadTime: time.Minute, Loads: map[MetricID]float64{queue(0).ID(): 30_000}}},
 		want: explained{Desired: 4, Reason: "forecast of external metric queue_length in 1m0s above target", WinnerSource: ForecastProposal, ForecastRaised: true,
 			Proposals: []Proposal{{MetricProposal, "external metric queue_length", 2}, {ForecastProposal, "external metric queue_length", 6}},
 			Changes:   []string{normalize.ReasonScaleUpLimit + ": 6 to 4"}},
@@ -142,5 +143,33 @@ func TestForecastNeverLowersTheDecision(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestAHugeForecastLoadAsksForTheMostReplicasNeverANegativeCount(t *testing.T) {
+	pods := seedPods(2)
+	tests := []struct {
+		name   string
+		metric Metric
+		load   float64
+	}{
+		{name: "a Value target: 2 replicas × MaxFloat64 ÷ target overflows to +Inf, read as the most replicas (FuzzRound/85dc44952e9cd605)",
+			metric: queue(10_000), load: math.MaxFloat64},
+		{name: "a Utilization target: MaxFloat64 over a small per-pod share overflows to +Inf, read as the most replicas",
+			metric: Metric{Kind: ResourceMetric, Name: "cpu", Target: replicas.Target{Type: replicas.Utilization, Utilization: 1}, Samples: perPod(250, 250)},
+			load:   math.MaxFloat64},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := Input{SpecReplicas: 2, StatusReplicas: 2, MinReplicas: 1, MaxReplicas: 10, Pods: pods, Metrics: []Metric{tt.metric}, Now: now,
+				Config: DefaultConfig(), Forecast: &Forecast{Mode: ForecastOnly, LeadTime: time.Minute, Loads: map[MetricID]float64{tt.metric.ID(): tt.load}}}
+			d := Decide(in)
+			if got := d.Explanation.ForecastReplicas[tt.metric.ID()]; got != math.MaxInt32 {
+				t.Errorf("forecast replicas = %d, want %d", got, int32(math.MaxInt32))
+			}
+			if w := d.Explanation.WouldScaleTo; w != 0 && (w < 1 || w > 10) {
+				t.Errorf("would scale to %d, want 0 (not above the decision) or within [1, 10]", w)
+			}
+		})
 	}
 }

@@ -179,3 +179,36 @@ type Decision struct {
 	// Object or External metric to scale it back up (see ScaledToZeroCondition).
 	HoldsAtZero bool
 }
+
+// MetricID names one metric of an autoscaler, as status.currentMetrics names it: its kind and
+// name, the container of a ContainerResource metric and the object of an Object metric. Two
+// metrics may share a name (cpu of two containers, one metric of two objects) but not an ID, so
+// every list about the metrics (statuses, forecasts, proposals) is joined by ID, never by index:
+// a round that returns early has a shorter list.
+type MetricID struct {
+	Kind            MetricKind
+	Name            string
+	Container       string
+	DescribedObject string
+}
+
+// ID is m's identity.
+func (m Metric) ID() MetricID {
+	id := MetricID{Kind: m.Kind, Name: m.Name}
+	switch m.Kind {
+	case ContainerResourceMetric:
+		id.Container = m.Target.Container
+	case ObjectMetric:
+		id.DescribedObject = m.DescribedKind + "/" + m.DescribedName
+	}
+	return id
+}
+
+// ID is the identity of the metric s is the status of, the same as its Metric's.
+func (s MetricStatus) ID() MetricID {
+	id := MetricID{Kind: s.Kind, Name: s.Name, DescribedObject: s.DescribedObject}
+	if s.Kind == ContainerResourceMetric {
+		id.Container = s.Target.Container
+	}
+	return id
+}

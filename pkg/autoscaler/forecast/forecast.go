@@ -74,17 +74,27 @@ func Fit(s Series, method Method) (*Model, error) {
 		return nil, err
 	}
 	d := decompose(s, DefaultSmoothing)
-	if d.strength < MinSeasonalStrength {
+	if math.IsNaN(d.strength) {
+		return nil, fmt.Errorf("the seasonal strength is not a number: %w", ErrInvalidHistory)
+	}
+	if !(d.strength >= MinSeasonalStrength) {
 		return nil, fmt.Errorf("the daily and weekly pattern explains %.0f%% of the variance, at least %.0f%% needed: %w",
 			100*d.strength, 100*MinSeasonalStrength, ErrNotSeasonal)
 	}
 	m := &Model{Method: method, End: s.End(), Weekly: d.weekly != nil, Strength: d.strength, Headroom: d.headroom(HeadroomQuantile),
 		Persistence: d.persistence(), step: s.Step}
+	if !finite(m.Headroom) || !finite(m.Persistence) {
+		return nil, fmt.Errorf("headroom %g, persistence %g: %w", m.Headroom, m.Persistence, ErrInvalidHistory)
+	}
 	switch method {
 	case SeasonalProfile:
 		m.predict = profilePredictor(d)
 	case HoltWinters:
-		m.predict = fitHoltWinters(d)
+		p, err := fitHoltWinters(d)
+		if err != nil {
+			return nil, err
+		}
+		m.predict = p
 	case SeasonalNaive:
 		m.predict = naivePredictor(s)
 	default:
@@ -93,17 +103,28 @@ func Fit(s Series, method Method) (*Model, error) {
 	return m, nil
 }
 
-// At returns the forecast load at t, never negative.
+// finite tells whether v is neither NaN nor infinite.
+func finite(v float64) bool {
+	return !math.IsNaN(v) && !math.IsInf(v, 0)
+}
+
+// At returns the forecast load at t, never negative; a prediction that is not a finite number
+// is an error (ErrInvalidHistory), never a forecast.
 func (m *Model) At(t time.Time) (float64, error) {
 	if t.Before(m.End.Add(-time.Second)) || t.After(m.End.Add(MaxHorizon)) {
 		return 0, fmt.Errorf("%s, history ends %s: %w", t.UTC().Format(time.RFC3339), m.End.UTC().Format(time.RFC3339), ErrBeyondHorizon)
 	}
-	return math.Max(0, m.predict(t)), nil
+	v := m.predict(t)
+	if !finite(v) {
+		return 0, fmt.Errorf("forecast %g at %s: %w", v, t.UTC().Format(time.RFC3339), ErrInvalidHistory)
+	}
+	return math.Max(0, v), nil
 }
 
 // AtFrom returns the forecast at t anchored on the load observed at now (a round's current
 // value): the deviation of current from the forecast at now carries into t, decaying by
-// Persistence per history step. A NaN current leaves the forecast as At.
+// Persistence per history step. A NaN current leaves the forecast as At; a result that is not a
+// finite number (a current value near the largest float64) is an error.
 func (m *Model) AtFrom(t, now time.Time, current float64) (float64, error) {
 	v, err := m.At(t)
 	if err != nil || math.IsNaN(current) || now.Before(m.End.Add(-m.step)) {
@@ -114,7 +135,11 @@ func (m *Model) AtFrom(t, now time.Time, current float64) (float64, error) {
 		return v, nil
 	}
 	decay := math.Pow(m.Persistence, float64(t.Sub(now))/float64(m.step))
-	return math.Max(0, v+decay*(current-base)), nil
+	out := v + decay*(current-base)
+	if !finite(out) {
+		return 0, fmt.Errorf("forecast %g at %s from the load %g now: %w", out, t.UTC().Format(time.RFC3339), current, ErrInvalidHistory)
+	}
+	return math.Max(0, out), nil
 }
 
 // Upper returns the forecast load at t raised by the model's headroom: the load capacity is

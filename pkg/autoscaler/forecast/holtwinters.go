@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
@@ -21,9 +22,10 @@ func hwGrid() (alpha, beta, gamma []float64) {
 
 // fitHoltWinters runs additive double-seasonal Holt-Winters over the history from the robust
 // decomposition's initial state, for every factor of the grid, and forecasts from the state of the
-// factors with the least one-step squared error.
-func fitHoltWinters(d decomposition) func(time.Time) float64 {
-	best, bestErr := hwState{}, math.Inf(1)
+// factors with the least one-step squared error. Factors whose error or state is not finite are
+// not chosen; when no factors are left, the history is invalid.
+func fitHoltWinters(d decomposition) (func(time.Time) float64, error) {
+	best, bestErr, found := hwState{}, math.Inf(1), false
 	alphas, betas, gammas := hwGrid()
 	gammaWeek := []float64{0}
 	if d.weekly != nil {
@@ -34,12 +36,15 @@ func fitHoltWinters(d decomposition) func(time.Time) float64 {
 			for _, gd := range gammas {
 				for _, gw := range gammaWeek {
 					st, sse := d.runHoltWinters(hwParams{a, b, gd, gw})
-					if sse < bestErr {
-						best, bestErr = st, sse
+					if finite(sse) && st.finite() && (!found || sse < bestErr) {
+						best, bestErr, found = st, sse, true
 					}
 				}
 			}
 		}
+	}
+	if !found {
+		return nil, fmt.Errorf("no smoothing factors give a finite error: %w", ErrInvalidHistory)
 	}
 	end := d.s.End()
 	last := end.Add(-d.s.Step) // the state is the level at the last value
@@ -50,7 +55,22 @@ func fitHoltWinters(d decomposition) func(time.Time) float64 {
 			v += interpolate(d.s, best.weekly, t)
 		}
 		return v
+	}, nil
+}
+
+// finite tells whether every number of the state is finite and its daily profile is there.
+func (st hwState) finite() bool {
+	if !finite(st.level) || !finite(st.trend) || len(st.daily) == 0 {
+		return false
 	}
+	for _, p := range [][]float64{st.daily, st.weekly} {
+		for _, v := range p {
+			if !finite(v) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // runHoltWinters smooths the whole history with p and returns the final state and the sum of the
@@ -87,9 +107,13 @@ func (d decomposition) runHoltWinters(p hwParams) (hwState, float64) {
 	return st, sse
 }
 
-// interpolate reads a profile of len(p) steps at t, between the slots around it.
+// interpolate reads a profile of len(p) steps at t, between the slots around it; NaN for an
+// empty profile (or a zero step), which At then refuses.
 func interpolate(s Series, p []float64, t time.Time) float64 {
 	n := len(p)
+	if n == 0 || s.Step <= 0 {
+		return math.NaN()
+	}
 	pos := float64(floorMod(t.UnixNano(), int64(n)*int64(s.Step))) / float64(s.Step)
 	i := int(pos)
 	f := pos - float64(i)

@@ -27,7 +27,8 @@ var (
 	ErrHistoryGappy = errors.New("history too gappy")
 	// ErrNotSeasonal means the history has no daily pattern to forecast from.
 	ErrNotSeasonal = errors.New("history not seasonal")
-	// ErrInvalidHistory means the step does not divide a day, or a value is negative or infinite.
+	// ErrInvalidHistory means the step does not divide a day, a value is negative or above
+	// MaxValue, or the fit made a non-finite result of it.
 	ErrInvalidHistory = errors.New("invalid history")
 	// ErrBeyondHorizon means a forecast was asked for a time before the history's end or more
 	// than MaxHorizon after it.
@@ -66,6 +67,13 @@ const (
 	// MaxHorizon is how far past the history's end a model forecasts.
 	MaxHorizon = 6 * time.Hour
 )
+
+// MaxValue is the largest load fitted, in the metric's units (1e15: a petabyte of memory, a
+// million cores, a quadrillion requests): a history with a value above it is invalid. Its
+// squares, and their sums over the longest history, stay far below the largest float64, where
+// a value such as math.MaxFloat64 (which exporters use for "unlimited") would make every
+// squared error +Inf.
+const MaxValue = 1e15
 
 // Series is a regular history of one load: Values[i] is the load at Start + i×Step (a mean over
 // the step, or a sample). NaN marks a missing value. Times are placed in days and weeks by their
@@ -114,8 +122,8 @@ func check(s Series) (Series, error) {
 		case math.IsNaN(v):
 			missing++
 			continue
-		case v < 0 || math.IsInf(v, 0):
-			return s, fmt.Errorf("value %g at %s: %w", v, s.Start.Add(time.Duration(i)*s.Step).UTC().Format(time.RFC3339), ErrInvalidHistory)
+		case v < 0 || v > MaxValue:
+			return s, fmt.Errorf("value %g at %s outside [0, %g]: %w", v, s.Start.Add(time.Duration(i)*s.Step).UTC().Format(time.RFC3339), MaxValue, ErrInvalidHistory)
 		}
 		if first < 0 {
 			first = i

@@ -247,7 +247,7 @@ func TestErrorsAreClassified(t *testing.T) {
 		wantCause: "bad_response",
 	}}
 	for _, tc := range tests {
-		for _, op := range []string{opQuery, opSeries} {
+		for _, op := range []string{opQuery, opSeries, opQueryRange} {
 			t.Run(tc.name+"/"+op, func(t *testing.T) {
 				srv, _ := fakeProm(t, "", tc.respond)
 				c := newTestClient(t, optionsFor(srv.URL), nil)
@@ -276,7 +276,7 @@ func TestUnreachablePrometheusIsUnavailable(t *testing.T) {
 		{name: "a DNS failure is unavailable", url: "http://prometheus.invalid:9090", wantCause: "prometheus.invalid"},
 	}
 	for _, tc := range tests {
-		for _, op := range []string{opQuery, opSeries} {
+		for _, op := range []string{opQuery, opSeries, opQueryRange} {
 			t.Run(tc.name+"/"+op, func(t *testing.T) {
 				o := optionsFor(tc.url)
 				o.Timeout = 5 * time.Second
@@ -360,8 +360,9 @@ func TestWarningsAreLoggedAtV2(t *testing.T) {
 func TestPartialAnswersAreFailures(t *testing.T) {
 	const warning = `partial response: store 10.0.0.7:10901 unavailable`
 	answers := map[string]string{
-		opQuery:  `{"status":"success","warnings":["` + warning + `"],"data":{"resultType":"vector","result":[{"metric":{"pod":"a"},"value":[1,"3"]}]}}`,
-		opSeries: `{"status":"success","warnings":["` + warning + `"],"data":[{"__name__":"up","pod":"a"}]}`,
+		opQuery:      `{"status":"success","warnings":["` + warning + `"],"data":{"resultType":"vector","result":[{"metric":{"pod":"a"},"value":[1,"3"]}]}}`,
+		opSeries:     `{"status":"success","warnings":["` + warning + `"],"data":[{"__name__":"up","pod":"a"}]}`,
+		opQueryRange: `{"status":"success","warnings":["` + warning + `"],"data":{"resultType":"matrix","result":[{"metric":{"pod":"a"},"values":[[1,"3"]]}]}}`,
 	}
 	tests := []struct {
 		name             string
@@ -372,7 +373,7 @@ func TestPartialAnswersAreFailures(t *testing.T) {
 		{name: "an answer with warnings is served with --prometheus-warnings-as-errors=false", warningsAsErrors: false},
 	}
 	for _, tc := range tests {
-		for _, op := range []string{opQuery, opSeries} {
+		for _, op := range []string{opQuery, opSeries, opQueryRange} {
 			t.Run(tc.name+"/"+op, func(t *testing.T) {
 				srv, seen := fakeProm(t, "", respondWith(200, answers[op]))
 				o := optionsFor(srv.URL)
@@ -413,8 +414,13 @@ podpilot_prometheus_client_answers_with_warnings_total{operation=%q} 1
 
 // callOp calls the Client method named op with one query or matcher.
 func callOp(ctx context.Context, c Client, op, q string) error {
-	if op == opSeries {
+	switch op {
+	case opSeries:
 		_, err := c.Series(ctx, []string{q}, time.Time{}, time.Time{})
+		return err
+	case opQueryRange:
+		end := time.Unix(1_795_000_000, 0)
+		_, err := c.QueryRange(ctx, q, end.Add(-time.Hour), end, time.Minute)
 		return err
 	}
 	_, err := c.Query(ctx, q, time.Time{})

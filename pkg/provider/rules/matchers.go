@@ -14,10 +14,9 @@ package rules
 //     match on a or b. Unlike prometheus-adapter, a value is never a regex pass-through.
 //
 // Long name lists: the object-name matcher grows with the number of names. Callers keep each
-// query's name matcher under MaxNamesMatcherBytes (8 KiB) by splitting names with ChunkNames and
-// rendering one query per chunk, merging the results. A request for every object of a resource in
-// a namespace can instead set ObjectRequest.AllObjects, which matches `label!=""` and leaves the
-// filtering by name to the caller; that keeps the query constant-size for any namespace.
+// query's name matcher under MaxNamesMatcherBytes (8 KiB): past it (see NamesMatcherBytes), a
+// request sets ObjectRequest.AllObjects, which matches `label!=""` and leaves the filtering by
+// name to the caller; that keeps the query constant-size for any namespace.
 
 import (
 	"errors"
@@ -181,31 +180,4 @@ func NamesMatcherBytes(names []string) int {
 		return len(strconv.Quote(names[0]))
 	}
 	return len(strconv.Quote(RegexAlternation(names)))
-}
-
-// ChunkNames splits names, in order, into chunks whose NamesMatcherBytes stays within maxBytes
-// (a single name longer than that gets a chunk of its own). maxBytes <= 0 means
-// MaxNamesMatcherBytes.
-func ChunkNames(names []string, maxBytes int) [][]string {
-	if maxBytes <= 0 {
-		maxBytes = MaxNamesMatcherBytes
-	}
-	var chunks [][]string
-	start, size := 0, 2 // the surrounding quotes
-	for i, n := range names {
-		grow := len(strconv.Quote(regexp.QuoteMeta(n))) - 2
-		if i > start {
-			grow++ // the "|" separator
-		}
-		if i > start && size+grow > maxBytes {
-			chunks = append(chunks, names[start:i])
-			start, size = i, 2
-			grow = len(strconv.Quote(regexp.QuoteMeta(n))) - 2
-		}
-		size += grow
-	}
-	if start < len(names) {
-		chunks = append(chunks, names[start:])
-	}
-	return chunks
 }

@@ -87,35 +87,6 @@ func TestSelectorMatchersFromParsedSelector(t *testing.T) {
 	}
 }
 
-func TestChunkNames(t *testing.T) {
-	names := make([]string, 2000)
-	for i := range names {
-		names[i] = "zdns-vanguard-" + strconv.Itoa(100000+i) + "-abcde"
-	}
-	chunks := ChunkNames(names, 0)
-	var joined []string
-	for _, c := range chunks {
-		if size := NamesMatcherBytes(c); size > MaxNamesMatcherBytes {
-			t.Errorf("chunk of %d names is %d bytes, over the %d limit", len(c), size, MaxNamesMatcherBytes)
-		}
-		joined = append(joined, c...)
-	}
-	if diff := cmp.Diff(names, joined); diff != "" {
-		t.Errorf("chunks keep every name once, in order (-want +got):\n%s", diff)
-	}
-	if len(chunks) < 2 {
-		t.Errorf("2000 names gave %d chunk(s), want several", len(chunks))
-	}
-	huge := strings.Repeat("x", 3*MaxNamesMatcherBytes)
-	got := ChunkNames([]string{"a", huge, "b"}, 0)
-	if diff := cmp.Diff([][]string{{"a"}, {huge}, {"b"}}, got); diff != "" {
-		t.Errorf("a name over the limit gets its own chunk (-want +got):\n%s", diff)
-	}
-	if got := ChunkNames(nil, 0); got != nil {
-		t.Errorf("no names give no chunks, got %v", got)
-	}
-}
-
 // matcherRE is the test's own tokenizer for one rendered matcher: a label name, an operator and
 // a double-quoted string, nothing else.
 var matcherRE = regexp.MustCompile(`^([a-zA-Z_][a-zA-Z0-9_]*)(=~|!~|!=|=)("(?:[^"\\\n]|\\.)*")`)

@@ -20,7 +20,7 @@ type ObjectRequest struct {
 	Resource schema.GroupResource
 	// Namespace scopes the objects; empty for root-scoped resources.
 	Namespace string
-	// Names are the object names; see ChunkNames for long lists.
+	// Names are the object names; past MaxNamesMatcherBytes, set AllObjects instead.
 	Names []string
 	// AllObjects matches every object of Resource (`label!=""`) instead of Names; the caller
 	// filters the result by name.

@@ -50,15 +50,6 @@ func (s *PodAutoscalerSpec) MinReplicasOrDefault() int32 {
 	return *s.MinReplicas
 }
 
-// TargetGroupResource returns the group and resource of pa's scale target.
-func (pa *PodAutoscaler) TargetGroupResource() (schema.GroupResource, error) {
-	gr, err := pa.Spec.ScaleTargetKind.GroupResource()
-	if err != nil {
-		return gr, fmt.Errorf("scale target of %s/%s: %w", pa.Namespace, pa.Name, err)
-	}
-	return gr, nil
-}
-
 // TargetReference returns "Kind/name" of pa's scale target, the form of
 // status.reference, e.g. Deployment/vg1-vanguard.
 func (pa *PodAutoscaler) TargetReference() (string, error) {

@@ -33,12 +33,12 @@ func TestScaleTargetKind(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pa"},
 				Spec:       PodAutoscalerSpec{ScaleTargetKind: tc.kind, ScaleTargetName: "web"},
 			}
-			gr, err := pa.TargetGroupResource()
+			gr, err := pa.Spec.ScaleTargetKind.GroupResource()
 			if !errors.Is(err, tc.wantError) {
-				t.Fatalf("TargetGroupResource error = %v, want %v", err, tc.wantError)
+				t.Fatalf("GroupResource error = %v, want %v", err, tc.wantError)
 			}
 			if diff := cmp.Diff(tc.wantGR, gr); diff != "" {
-				t.Errorf("TargetGroupResource (-want +got):\n%s", diff)
+				t.Errorf("GroupResource (-want +got):\n%s", diff)
 			}
 			ref, err := pa.TargetReference()
 			if !errors.Is(err, tc.wantError) {
