@@ -358,15 +358,15 @@ func podCacheOf(seconds []time.Duration) []*podcache.Pod {
 func TestTheForecastIsExportedPerPodAutoscalerFromItsStatus(t *testing.T) {
 	pa := seedAutoscaler(predicting(podpilotv1alpha1.PredictionForecastOnly), func(pa *podpilotv1alpha1.PodAutoscaler) {
 		pa.Status.Prediction = &podpilotv1alpha1.PredictionStatus{Replicas: 5, Metrics: []podpilotv1alpha1.MetricForecast{
-			{Name: "zdns_vanguard_qps", Value: ptr.To(resource.MustParse("9500")), WAPEPercent: ptr.To[int32](7)}}}
+			{Type: podpilotv1alpha1.CustomMetricSourceType, Name: "zdns_vanguard_qps", Value: ptr.To(resource.MustParse("9500")), WAPEPercent: ptr.To[int32](7)}}}
 	})
 	f, reg := metricsFixture(t, qpsPerPod("1000", podNames(1)...), true, pa)
 	f.seedCaches()
 	f.ctrl.running.Store(true)
 	want := []string{
-		"podpilot_podautoscaler_forecast_load{metric=zdns_vanguard_qps,name=hpa-vg1-vanguard,namespace=dns} 9500",
+		"podpilot_podautoscaler_forecast_load{container=,metric=zdns_vanguard_qps,metric_type=Custom,name=hpa-vg1-vanguard,namespace=dns,object=} 9500",
 		"podpilot_podautoscaler_forecast_replicas{name=hpa-vg1-vanguard,namespace=dns} 5",
-		"podpilot_podautoscaler_forecast_wape_ratio{metric=zdns_vanguard_qps,name=hpa-vg1-vanguard,namespace=dns} 0.07",
+		"podpilot_podautoscaler_forecast_wape_ratio{container=,metric=zdns_vanguard_qps,metric_type=Custom,name=hpa-vg1-vanguard,namespace=dns,object=} 0.07",
 	}
 	got := series(t, reg, "podpilot_podautoscaler_forecast_load", "podpilot_podautoscaler_forecast_replicas", "podpilot_podautoscaler_forecast_wape_ratio")
 	if diff := cmp.Diff(want, got); diff != "" {
