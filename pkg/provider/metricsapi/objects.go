@@ -8,11 +8,14 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 )
 
 // maxCacheSyncWait bounds the wait for a new informer's first LIST, on top of the request's
@@ -47,6 +50,57 @@ func (c *objectCache) start(ctx context.Context) {
 // for root-scoped resources). The first call for a resource starts its informer and waits for it
 // to sync, bounded by ctx.
 func (c *objectCache) names(ctx context.Context, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) ([]string, error) {
+	inf, err := c.synced(ctx, gvr)
+	if err != nil {
+		return nil, err
+	}
+	var objs []runtime.Object
+	if namespace == "" {
+		objs, err = inf.Lister().List(selector)
+	} else {
+		objs, err = inf.Lister().ByNamespace(namespace).List(selector)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s in %q from cache: %w", gvr.String(), namespace, err)
+	}
+	names := make([]string, 0, len(objs))
+	for _, obj := range objs {
+		m, err := apimeta.Accessor(obj)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", gvr.String(), err)
+		}
+		names = append(names, m.GetName())
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// exists reports whether the cache holds the object of gvr named name in namespace (empty for
+// root-scoped resources): a request by name is answered for the same objects a list would
+// answer for, so a deleted object drops out at once. Like names, the first call for a resource
+// starts its informer.
+func (c *objectCache) exists(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (bool, error) {
+	inf, err := c.synced(ctx, gvr)
+	if err != nil {
+		return false, err
+	}
+	if namespace == "" {
+		_, err = inf.Lister().Get(name)
+	} else {
+		_, err = inf.Lister().ByNamespace(namespace).Get(name)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("get %s %s from cache: %w", gvr.String(), klog.KRef(namespace, name).String(), err)
+	}
+	return true, nil
+}
+
+// synced returns gvr's informer, started under the Run context and synced, bounded by ctx and
+// maxCacheSyncWait.
+func (c *objectCache) synced(ctx context.Context, gvr schema.GroupVersionResource) (informers.GenericInformer, error) {
 	c.mu.Lock()
 	runCtx := c.ctx
 	c.mu.Unlock()
@@ -66,26 +120,5 @@ func (c *objectCache) names(ctx context.Context, gvr schema.GroupVersionResource
 			return nil, fmt.Errorf("list %s: %w", gvr.String(), errCacheNotSynced)
 		}
 	}
-	var (
-		objs []runtime.Object
-		err  error
-	)
-	if namespace == "" {
-		objs, err = inf.Lister().List(selector)
-	} else {
-		objs, err = inf.Lister().ByNamespace(namespace).List(selector)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list %s in %q from cache: %w", gvr.String(), namespace, err)
-	}
-	names := make([]string, 0, len(objs))
-	for _, obj := range objs {
-		m, err := apimeta.Accessor(obj)
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", gvr.String(), err)
-		}
-		names = append(names, m.GetName())
-	}
-	sort.Strings(names)
-	return names, nil
+	return inf, nil
 }
