@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -26,24 +27,75 @@ const maxCacheSyncWait = 30 * time.Second
 var errCacheNotSynced = errors.New("object cache not synced")
 
 // objectCache resolves label selectors to object names from the shared informers, one per
-// GroupVersionResource, started lazily on first use and shared by all requests. cmd owns the
-// informer factories: it strips the cached objects and shuts the informers down.
+// GroupVersionResource, shared by all requests. The informers of the resources the discovered
+// metrics are served for are started at discovery (prestart), before the first request and
+// before ready; any other resource's is started on first use. cmd owns the informer factories:
+// it strips the cached objects and shuts the informers down.
 type objectCache struct {
 	informers Informers
 
 	mu  sync.Mutex
 	ctx context.Context // the Run context the informers run under; nil before Run
+	// prestarted are the resources prestart was given, in order, without repeats.
+	prestarted []schema.GroupVersionResource
 }
 
 func newObjectCache(inf Informers) *objectCache {
 	return &objectCache{informers: inf}
 }
 
-// start records the context the informers run under; informers started later stop with it.
+// start records the context the informers run under, and starts those prestart asked for so
+// far; informers started later stop with it too.
 func (c *objectCache) start(ctx context.Context) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ctx = ctx
+	if len(c.prestarted) > 0 {
+		c.startLocked()
+	}
+}
+
+// startLocked starts the informers asked for so far under the Run context; c.mu is held.
+func (c *objectCache) startLocked() {
+	if f, ok := c.informers.(interface{ StartWithContext(context.Context) }); ok {
+		f.StartWithContext(c.ctx) // keeps the Run context's logger
+	} else {
+		c.informers.Start(c.ctx.Done())
+	}
+}
+
+// prestart starts the informers of gvrs (at once while running, else at start) without
+// waiting for them, so that they fill before the first request that needs them; unsynced
+// reports those still filling.
+func (c *objectCache) prestart(gvrs []schema.GroupVersionResource) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	added := false
+	for _, gvr := range gvrs {
+		if slices.Contains(c.prestarted, gvr) {
+			continue
+		}
+		c.informers.ForResource(gvr) // registers it with the factory
+		c.prestarted = append(c.prestarted, gvr)
+		added = true
+	}
+	if added && c.ctx != nil {
+		c.startLocked()
+	}
+}
+
+// unsynced returns the resources given to prestart whose informer has not synced yet.
+func (c *objectCache) unsynced() []string {
+	c.mu.Lock()
+	gvrs := slices.Clone(c.prestarted)
+	c.mu.Unlock()
+	var out []string
+	for _, gvr := range gvrs {
+		if !c.informers.ForResource(gvr).Informer().HasSynced() {
+			out = append(out, gvr.GroupResource().String())
+		}
+	}
+	return out
 }
 
 // names returns the sorted names of the objects of gvr matching selector, in namespace (empty
@@ -108,12 +160,10 @@ func (c *objectCache) synced(ctx context.Context, gvr schema.GroupVersionResourc
 		return nil, fmt.Errorf("list %s: %w: the provider is not running", gvr.String(), errCacheNotSynced)
 	}
 	inf := c.informers.ForResource(gvr)
-	if f, ok := c.informers.(interface{ StartWithContext(context.Context) }); ok {
-		f.StartWithContext(runCtx) // keeps the Run context's logger
-	} else {
-		c.informers.Start(runCtx.Done())
-	}
 	if !inf.Informer().HasSynced() {
+		c.mu.Lock()
+		c.startLocked() // a resource not prestarted starts on first use
+		c.mu.Unlock()
 		syncCtx, cancel := context.WithTimeout(ctx, maxCacheSyncWait)
 		defer cancel()
 		if !cache.WaitForCacheSync(syncCtx.Done(), inf.Informer().HasSynced) {
