@@ -23,6 +23,27 @@ import (
 // any resource the rule file serves answers from a synced cache (the check's behaviour is
 // metricsapi's TestReadyMeansEveryServedResourceCacheSynced).
 func TestReadinessWaitsForTheObjectCachesOfEveryServedResource(t *testing.T) {
+	p := testProvider(t)
+	checks := providerChecks(p, func() bool { return true })
+	var names []string
+	for _, c := range checks {
+		names = append(names, c.Name())
+	}
+	want := []string{metricsapi.HealthCheckName, metricsapi.ObjectCachesCheckName, "pod-cache"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("readiness checks (-want +got):\n%s", diff)
+	}
+	// Before discovery, the object caches to wait for are not known: not ready.
+	err := checks[1].Check(httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	if err == nil || !strings.Contains(err.Error(), "not known yet") {
+		t.Errorf("object-cache check before discovery = %v, want not ready", err)
+	}
+}
+
+// testProvider is a metrics provider on a Prometheus client that is never called and a fake
+// metadata client, not running.
+func testProvider(t *testing.T) *metricsapi.Provider {
+	t.Helper()
 	promCfg, err := (&prometheus.Options{URL: "http://127.0.0.1:1", Timeout: time.Second, Method: http.MethodPost}).Config()
 	if err != nil {
 		t.Fatal(err)
@@ -47,18 +68,5 @@ func TestReadinessWaitsForTheObjectCachesOfEveryServedResource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks := providerChecks(p, func() bool { return true })
-	var names []string
-	for _, c := range checks {
-		names = append(names, c.Name())
-	}
-	want := []string{metricsapi.HealthCheckName, metricsapi.ObjectCachesCheckName, "pod-cache"}
-	if diff := cmp.Diff(want, names); diff != "" {
-		t.Errorf("readiness checks (-want +got):\n%s", diff)
-	}
-	// Before discovery, the object caches to wait for are not known: not ready.
-	err = checks[1].Check(httptest.NewRequest(http.MethodGet, "/readyz", nil))
-	if err == nil || !strings.Contains(err.Error(), "not known yet") {
-		t.Errorf("object-cache check before discovery = %v, want not ready", err)
-	}
+	return p
 }
