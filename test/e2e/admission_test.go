@@ -176,3 +176,88 @@ func largestValidSelector() string {
 	}
 	return "{matchLabels: {" + strings.Join(labels, ", ") + "}, matchExpressions: [" + strings.Join(exprs, ", ") + "]}"
 }
+
+// TestPodAutoscalerIsStricterThanTheHPAWhereDocumented sends each case where admission is
+// deliberately stricter than the HPA's (docs/podautoscaler.md) to the same kube-apiserver as a
+// PodAutoscaler and as the equivalent autoscaling/v2 HPA: the HPA is admitted, the PodAutoscaler
+// rejected naming the field.
+func TestPodAutoscalerIsStricterThanTheHPAWhereDocumented(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	ns := cluster.CreateNamespace(ctx, t, "ppa-stricter")
+	custom := func(names ...string) (string, string) {
+		var ppa, hpa []string
+		for _, n := range names {
+			ppa = append(ppa, "{metricName: "+n+", averageValue: \"1\"}")
+			hpa = append(hpa, "{type: Pods, pods: {metric: {name: "+n+"}, target: {type: AverageValue, averageValue: \"1\"}}}")
+		}
+		return "  customMetrics: [" + strings.Join(ppa, ", ") + "]\n", "  metrics: [" + strings.Join(hpa, ", ") + "]\n"
+	}
+	many := func(n int) []string {
+		names := make([]string, n)
+		for i := range names {
+			names[i] = fmt.Sprintf("q%d", i)
+		}
+		return names
+	}
+	policies := func(n int) string {
+		p := make([]string, n)
+		for i := range p {
+			p[i] = fmt.Sprintf("{type: Pods, value: %d, periodSeconds: 60}", i+1)
+		}
+		return "  behavior: {scaleUp: {policies: [" + strings.Join(p, ", ") + "]}}\n"
+	}
+	cases := []struct {
+		name string
+		// ppa and hpa are the two documents.
+		ppa, hpa string
+		// field is what the PodAutoscaler's rejection names.
+		field string
+	}{
+		{name: "no metric at all (the HPA defaults to cpu at 80%)", ppa: ppaYAML("none", ""), hpa: hpaYAML("none", ""),
+			field: "at least one metric must be set"},
+		{name: "a ReplicaSet scale target",
+			ppa:   string(framework.PodAutoscalerYAML("replicaset", "replicaset", "web", 1, 3, "  customMetrics: [{metricName: q, averageValue: \"1\"}]\n")),
+			hpa:   strings.Replace(hpaYAML("replicaset", "  metrics: [{type: Pods, pods: {metric: {name: q}, target: {type: AverageValue, averageValue: \"1\"}}}]\n"), "kind: Deployment", "kind: ReplicaSet", 1),
+			field: "spec.scaleTargetKind"},
+		{name: "an ephemeral-storage Resource metric",
+			ppa:   ppaYAML("storage", "  resourceMetrics: [{resourceName: ephemeral-storage, targetType: AverageValue, averageValue: 1Gi}]\n"),
+			hpa:   hpaYAML("storage", "  metrics: [{type: Resource, resource: {name: ephemeral-storage, target: {type: AverageValue, averageValue: 1Gi}}}]\n"),
+			field: "spec.resourceMetrics[0].resourceName"},
+		{name: "a Resource metric with targetType Value",
+			ppa:   ppaYAML("value", "  resourceMetrics: [{resourceName: cpu, targetType: Value, averageValue: 500m}]\n"),
+			hpa:   hpaYAML("value", "  metrics: [{type: Resource, resource: {name: cpu, target: {type: Value, averageValue: 500m}}}]\n"),
+			field: "spec.resourceMetrics[0].targetType"},
+		{name: "an Object metric with targetType Value and averageValue only",
+			ppa:   ppaYAML("object", "  objectMetrics: [{describedObject: {apiVersion: v1, kind: Service, name: web}, metricName: q, targetType: Value, averageValue: \"1\"}]\n"),
+			hpa:   hpaYAML("object", "  metrics: [{type: Object, object: {describedObject: {apiVersion: v1, kind: Service, name: web}, metric: {name: q}, target: {type: Value, averageValue: \"1\"}}}]\n"),
+			field: "spec.objectMetrics[0].value"},
+		{name: "11 custom metrics", field: "spec.customMetrics"},
+		{name: "the same custom metric twice", field: "spec.customMetrics"},
+		{name: "a 254-character metric name", field: "spec.customMetrics[0].metricName"},
+		{name: "11 scale-up policies", field: "spec.behavior.scaleUp.policies"},
+	}
+	fill := func(i int, ppaSpec, hpaSpec string) {
+		name := fmt.Sprintf("stricter-%d", i)
+		cases[i].ppa, cases[i].hpa = ppaYAML(name, ppaSpec), hpaYAML(name, hpaSpec)
+	}
+	p, h := custom(many(11)...)
+	fill(5, p, h)
+	p, h = custom("q", "q")
+	fill(6, p, h)
+	p, h = custom(strings.Repeat("q", 254))
+	fill(7, p, h)
+	p, h = custom("q")
+	fill(8, p+policies(11), h+policies(11))
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := cluster.ApplyErr(ctx, ns, []byte(tc.hpa), true); err != nil {
+				t.Errorf("the HPA is rejected, want admitted: %.500v\n%s", err, tc.hpa)
+			}
+			_, err := cluster.ApplyErr(ctx, ns, []byte(tc.ppa), true)
+			if err == nil || !strings.Contains(err.Error(), tc.field) {
+				t.Errorf("the PodAutoscaler: %.500v, want a rejection naming %s\n%s", err, tc.field, tc.ppa)
+			}
+		})
+	}
+}

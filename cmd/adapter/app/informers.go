@@ -31,6 +31,10 @@ type clusterInformers struct {
 	kube     kubeinformers.SharedInformerFactory
 	metadata metadatainformer.SharedInformerFactory
 	pods     podcache.Compactor
+	// client is the typed factory's client; it and the metadata factory's are built from the
+	// config given to newClusterInformers, whose QPS and burst (--client-qps, --client-burst)
+	// are the informers' one API budget.
+	client kubernetes.Interface
 }
 
 var _ metricsapi.Informers = (*clusterInformers)(nil)
@@ -45,7 +49,7 @@ func newClusterInformers(cfg *rest.Config) (*clusterInformers, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build metadata client: %w", err)
 	}
-	c := &clusterInformers{}
+	c := &clusterInformers{client: kube}
 	c.kube = kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithTransform(c.stripTyped))
 	c.metadata = metadatainformer.NewSharedInformerFactoryWithOptions(meta, 0, metadatainformer.WithTransform(stripMetadata))
 	return c, nil

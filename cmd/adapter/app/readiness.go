@@ -34,8 +34,9 @@ const (
 )
 
 // addReadiness adds what /readyz waits for beyond the apiserver's own checks: the first
-// metrics discovery pass, the shared pod cache, and delegated authentication able to
-// authenticate (the CAs served in the TLS handshake).
+// metrics discovery pass, the object caches of the resources it serves, the shared pod cache
+// (providerChecks), and delegated authentication able to authenticate (the CAs served in the
+// TLS handshake).
 func addReadiness(o *Options, server *genericapiserver.GenericAPIServer, p *metricsapi.Provider, cache *clusterInformers, restCfg *rest.Config) error {
 	cfg, err := o.Adapter.Config() // the config Server() was built from (cached)
 	if err != nil {
@@ -47,15 +48,7 @@ func addReadiness(o *Options, server *genericapiserver.GenericAPIServer, p *metr
 	}
 	authn := o.Adapter.Authentication
 	wanted := caKeys(authn.SkipInClusterLookup, authn.ClientCert.ClientCA != "", authn.RequestHeader.ClientCAFile != "")
-	pods := cache.ForResource(podsResource()).Informer()
-	checks := []healthz.HealthChecker{
-		p.HealthChecker(),
-		healthz.NamedCheck("pod-cache", func(*http.Request) error {
-			if !pods.HasSynced() {
-				return errors.New("the pod informer has not synced")
-			}
-			return nil
-		}),
+	checks := append(providerChecks(p, cache.ForResource(podsResource()).Informer().HasSynced),
 		authnCheck(wanted, servedClientCAs(cfg.GenericConfig.SecureServing.Listener), func(ctx context.Context) (map[string]string, error) {
 			cm, err := kube.CoreV1().ConfigMaps(authConfigMapNamespace).Get(ctx, authConfigMapName, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
@@ -65,12 +58,28 @@ func addReadiness(o *Options, server *genericapiserver.GenericAPIServer, p *metr
 				return nil, fmt.Errorf("get configmap %s/%s: %w", authConfigMapNamespace, authConfigMapName, err)
 			}
 			return cm.Data, nil
-		}),
-	}
+		}))
 	if err := server.AddReadyzChecks(checks...); err != nil {
 		return fmt.Errorf("add readiness checks: %w", err)
 	}
 	return nil
+}
+
+// providerChecks are the readiness checks of the metrics provider: its first discovery pass,
+// the object cache of every resource that pass serves custom metrics for (so that no request
+// after ready waits for a cache to fill), and the shared pod cache (podsSynced), which the
+// autoscaler reads too.
+func providerChecks(p *metricsapi.Provider, podsSynced func() bool) []healthz.HealthChecker {
+	return []healthz.HealthChecker{
+		p.HealthChecker(),
+		p.ObjectCachesHealthChecker(),
+		healthz.NamedCheck("pod-cache", func(*http.Request) error {
+			if !podsSynced() {
+				return errors.New("the pod informer has not synced")
+			}
+			return nil
+		}),
+	}
 }
 
 // caKeys returns the keys of the authentication ConfigMap whose CAs podpilot loads from it:

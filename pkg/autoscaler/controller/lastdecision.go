@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -8,6 +10,7 @@ import (
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
 )
 
 // Bounds of status.lastDecision and status.prediction, the schema's.
@@ -26,30 +29,22 @@ func (c *Controller) explainDecision(tm *term, base, pa *podpilotv1alpha1.PodAut
 	recordLastDecision(base, pa, d, in.SpecReplicas, in.Now)
 }
 
-// recordLastDecision sets status.lastDecision from the decision's explanation when the round
-// changes the replicas, or would have (a dry run's rescale; what the forecast would have done in
-// ForecastOnly). A decision explained as the last one was is not written again for its time.
+// recordLastDecision sets status.lastDecision from the round's decision: every round that
+// decides explains itself, a rescale (or a dry run's), what the forecast would have done in
+// ForecastOnly, and a round that holds the replicas (heldWinner says why). A decision explained
+// as the last one was keeps the last one's time and is not written again (see visiblyChanged):
+// a steady hold costs no status write.
 func recordLastDecision(base, pa *podpilotv1alpha1.PodAutoscaler, d decision.Decision, current int32, now time.Time) {
 	e := d.Explanation
-	to := d.DesiredReplicas
+	winner, to := e.Winner, d.DesiredReplicas
 	switch {
+	case d.Rescale && winner == "":
+		winner = d.Reason
 	case d.Rescale:
 	case e.WouldScaleTo > 0:
-		to = e.WouldScaleTo
+		winner, to = forecastOnlyWinner(e), e.WouldScaleTo
 	default:
-		return
-	}
-	winner := e.Winner
-	switch {
-	case !d.Rescale:
-		winner = "forecast, not applied (ForecastOnly)"
-		for _, p := range e.Proposals {
-			if p.Source == decision.ForecastProposal {
-				winner = "forecast of " + p.Name + ", not applied (ForecastOnly)"
-			}
-		}
-	case winner == "":
-		winner = d.Reason
+		winner, to = heldWinner(d, current), current
 	}
 	ld := &podpilotv1alpha1.LastDecision{Time: metav1.NewTime(now), FromReplicas: current, ToReplicas: to, Winner: truncateMessage(winner, maxProposalName)}
 	for _, p := range e.Proposals[:min(len(e.Proposals), maxProposals)] {
@@ -66,4 +61,47 @@ func recordLastDecision(base, pa *podpilotv1alpha1.PodAutoscaler, d decision.Dec
 		}
 	}
 	pa.Status.LastDecision = ld
+}
+
+// forecastOnlyWinner names what the forecast would have done in ForecastOnly.
+func forecastOnlyWinner(e decision.Explanation) string {
+	winner := "forecast, not applied (ForecastOnly)"
+	for _, p := range e.Proposals {
+		if p.Source == decision.ForecastProposal {
+			winner = "forecast of " + p.Name + ", not applied (ForecastOnly)"
+		}
+	}
+	return winner
+}
+
+// heldWinner says why a round kept the current replicas: the proposals ask for them (within
+// tolerance), what normalization kept them at (a stabilization window, minReplicas or
+// maxReplicas, scaling policies, a schedule window's floor), or that the metrics could not be
+// used (the ScalingActive condition's reason, whose message says more). The words depend only
+// on the kind of hold and the replicas, so that a steady hold is one explanation.
+func heldWinner(d decision.Decision, current int32) string {
+	e := d.Explanation
+	if len(d.Conditions) > 0 && d.Conditions[0].Type == decision.ScalingActive && !d.Conditions[0].Status {
+		return fmt.Sprintf("held: %s (see condition ScalingActive)", d.Conditions[0].Reason)
+	}
+	switch {
+	case e.Winner == "" && len(e.Proposals) == 0:
+		return "held"
+	case e.Proposed == current:
+		return "held: within tolerance"
+	case e.WinnerSource == decision.ScheduleProposal:
+		return fmt.Sprintf("held: %s keeps %d", e.Winner, current)
+	case len(e.Changes) == 0:
+		return fmt.Sprintf("held at %d", current)
+	}
+	last, _, _ := strings.Cut(e.Changes[len(e.Changes)-1], ":")
+	what := map[string]string{
+		normalize.ReasonScaleUpStabilized: "stabilization window keeps", normalize.ReasonScaleDownStabilized: "stabilization window keeps",
+		normalize.ReasonTooFewReplicas: "minReplicas keeps", normalize.ReasonTooManyReplicas: "maxReplicas keeps",
+		normalize.ReasonScaleUpLimit: "scaling policies keep", normalize.ReasonScaleDownLimit: "scaling policies keep",
+	}[last]
+	if what == "" {
+		what = last + " keeps"
+	}
+	return fmt.Sprintf("held: %s %d", what, current)
 }

@@ -172,7 +172,8 @@ func (t Target) usageOf(values map[string]int64, requests map[string]int64) (usa
 
 // requestsOf returns every live pod's request for a Utilization target's resource; a live pod
 // without that request is an error, as upstream's calculateRequests. For a ContainerResource
-// target only that container's request counts, and a pod without the container requests 0.
+// target only that container's request counts, and a pod without the container is an error
+// (ErrContainerNotFound), as upstream's calculateRequests.
 func requestsOf(live []Pod, t Target) (map[string]int64, error) {
 	if t.Type != Utilization {
 		return nil, nil
@@ -186,8 +187,7 @@ func requestsOf(live []Pod, t Target) (map[string]int64, error) {
 		if t.Container != "" {
 			var ok bool
 			if have, ok = pod.ContainerRequests[t.Container]; !ok {
-				requests[pod.Name] = 0
-				continue
+				return nil, fmt.Errorf("container %s of pod %s: %w", t.Container, pod.Name, ErrContainerNotFound)
 			}
 		}
 		r, ok := have[t.Resource]

@@ -69,15 +69,6 @@ func TestCalculateContainerResource(t *testing.T) {
 			return p
 		}(), samples: samplesOf(250, 250),
 		want: Result{Replicas: 2, UsageRatio: 1, AverageValue: 250, Utilization: 50, Ready: 2, Timestamp: now},
-	}, {
-		name:    "ContainerResource: a pod whose spec lacks the container requests 0 for it, as upstream's calculateRequests",
-		current: 2, target: appCPU(50),
-		pods: func() []Pod {
-			p := withContainers(podsWithRequests(1, 1), 500)
-			delete(p[1].ContainerRequests, "app")
-			return p
-		}(), samples: samplesOf(250, 250),
-		want: Result{Replicas: 4, UsageRatio: 100.0 / 50.0, AverageValue: 250, Utilization: 100, Ready: 2, Timestamp: now},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,6 +104,25 @@ func TestCalculateContainerResourceErrors(t *testing.T) {
 			return p
 		}(),
 		samples: samplesOf(250, 250), want: ErrMissingRequest,
+	}, {
+		name:   "ContainerResource: a live pod whose spec lacks the container fails the metric, as upstream 1.36's calculateRequests (container … not found in Pod …)",
+		target: appCPU(50),
+		pods: func() []Pod {
+			p := withContainers(podsWithRequests(1, 1), 500)
+			delete(p[1].ContainerRequests, "app")
+			return p
+		}(),
+		samples: samplesOf(250, 250), want: ErrContainerNotFound,
+	}, {
+		name:   "ContainerResource: a pending pod whose spec lacks the container fails the metric too (every live pod's request is read)",
+		target: appCPU(50),
+		pods: func() []Pod {
+			p := withContainers(podsWithRequests(1, 1, 1), 500)
+			p[2].Phase = corev1.PodPending
+			delete(p[2].ContainerRequests, "app")
+			return p
+		}(),
+		samples: samplesOf(250, 250), want: ErrContainerNotFound,
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
 )
 
 func TestCalculateExternal(t *testing.T) {
@@ -75,8 +76,11 @@ func TestCalculateExternalErrors(t *testing.T) {
 		{name: "no series is ErrNoMetrics", in: ExternalInput{SpecReplicas: 1, Target: Target{Type: Value, Value: 1}}, want: ErrNoMetrics},
 		{name: "a value target that must count ready pods without pods is ErrNoPods", in: ExternalInput{SpecReplicas: 1, Target: Target{Type: Value, Value: 1}, Values: []int64{5}}, want: ErrNoPods},
 		{name: "a utilization target is ErrInvalidTarget", in: ExternalInput{SpecReplicas: 1, Target: cpuUtilization(50), Values: []int64{5}}, want: ErrInvalidTarget},
-		{name: "a sum beyond int64 milli-units is ErrValueOutOfRange, not a saturated or wrapped sum (issue 21)",
+		{name: "an AverageValue sum beyond int64 milli-units is ErrValueOutOfRange, where upstream 1.36 caps it at MaxInt64 (issue 21, issue 29)",
 			in: ExternalInput{SpecReplicas: 1, StatusReplicas: 1, Target: Target{Type: AverageValue, AverageValue: 1}, Values: []int64{math.MaxInt64, 5}}, want: ErrValueOutOfRange},
+		{name: "a Value sum beyond int64 milli-units is ErrValueOutOfRange, where upstream 1.36 caps it at MaxInt64 (issue 29)",
+			in: ExternalInput{SpecReplicas: 2, StatusReplicas: 2, Target: Target{Type: Value, Value: 1_000}, Values: []int64{math.MaxInt64 / 2, math.MaxInt64/2 + 2},
+				Pods: []Pod{{Name: "p1", Phase: corev1.PodRunning, Ready: true}}}, want: ErrValueOutOfRange},
 		{name: "a negative series is ErrNegativeValue, not a proposal of 0 (issue 21)",
 			in: ExternalInput{SpecReplicas: 3, StatusReplicas: 3, Target: Target{Type: AverageValue, AverageValue: 1_000}, Values: []int64{5_000, -4_000}}, want: ErrNegativeValue},
 	}

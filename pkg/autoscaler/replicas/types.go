@@ -26,6 +26,10 @@ var (
 	ErrNoMetrics = errors.New("did not receive metrics for targeted pods (pods might be unready)")
 	// ErrMissingRequest means a pod lacks the resource request a Utilization target needs.
 	ErrMissingRequest = errors.New("missing resource request")
+	// ErrContainerNotFound means a live pod's spec lacks a ContainerResource target's container
+	// (among its containers and restartable init containers); it fails the metric, as upstream's
+	// calculateRequests ("container … not found in Pod …").
+	ErrContainerNotFound = errors.New("container not found in the pod")
 	// ErrInvalidTarget means the target is of an unknown type or its value is not positive.
 	ErrInvalidTarget = errors.New("invalid metric target")
 	// ErrValueOutOfRange means a metric value, or a sum or product of them, is beyond what the

@@ -134,7 +134,8 @@ func (p *Provider) queryRequest(ctx context.Context, t customTarget, req rules.O
 
 // GetMetricByName implements provider.CustomMetricsProvider with one query: for the object, or,
 // while answers are shared and the rule is separable, the shared query for every object of its
-// resource in its namespace (see objectRequests).
+// resource in its namespace (see objectRequests). An object the resource's informer does not
+// hold (deleted, or never created) is a 404 without a query.
 func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedName, info provider.CustomMetricInfo, metricSel labels.Selector) (*custom_metrics.MetricValue, error) {
 	what := fmt.Sprintf("metric %s for %s %s", info.Metric, info.GroupResource.String(), klog.KRef(name.Namespace, name.Name).String())
 	t, err := p.resolveCustom(info)
@@ -146,6 +147,15 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 		Resource:  t.info.GroupResource,
 		Namespace: t.objectNamespace(name.Namespace),
 		Selector:  metricSel,
+	}
+	// The object must be one the resource's informer holds, as for GetMetricBySelector: a
+	// deleted object's series are not served while they are still in Prometheus.
+	exists, err := p.objects.exists(ctx, t.gvr, base.Namespace, name.Name)
+	if err != nil {
+		return nil, statusError(what, err)
+	}
+	if !exists {
+		return nil, provider.NewMetricNotFoundForError(t.info.GroupResource, info.Metric, name.Name)
 	}
 	names := []string{name.Name}
 	shared, exact := p.objectRequests(ctx, t, base, names, false)

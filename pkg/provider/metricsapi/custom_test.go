@@ -245,21 +245,40 @@ func TestGetMetricByName(t *testing.T) {
       node: {resource: node}
   metricsQuery: max(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)
 `
+	serviceRules := `rules:
+- seriesQuery: '{namespace!="",service!=""}'
+  resources:
+    overrides:
+      namespace: {resource: namespace}
+      service: {resource: service}
+  metricsQuery: sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)
+`
+	nodeSeries := map[string][]model.LabelSet{`{node!=""}`: {labelSet("node_load1", "node", "n1", "instance", "10.0.0.1:9100")}}
+	serviceSeries := map[string][]model.LabelSet{`{namespace!="",service!=""}`: {labelSet("http_requests", "namespace", "ns", "service", "web")}}
+	nodeInfo := provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "nodes"}, Metric: "node_load1"}
+	serviceInfo := provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "services"}, Namespaced: true, Metric: "http_requests"}
+	p1, n1, web := pod("ns", "p1", nil), node("n1", nil), object("Service", "ns", "web")
 	tests := []struct {
-		name     string
-		rules    string
-		series   map[string][]model.LabelSet
+		name    string
+		rules   string
+		series  map[string][]model.LabelSet
+		objects []runtime.Object
+		// deleted are removed from their informer's cache before the request, as a watch's
+		// delete event does, while Prometheus still has their series.
+		deleted  []runtime.Object
 		object   types.NamespacedName
 		info     provider.CustomMetricInfo
 		query    func(string) (model.Vector, error)
 		want     custom_metrics.ObjectReference
 		wantCode int
-		inQuery  []string
-		exclude  []string
+		// noQuery: the object is not in the cache, so Prometheus is not asked.
+		noQuery bool
+		inQuery []string
 	}{
 		{
 			name:     "a named pod is queried by name in its namespace",
 			series:   seedSeries(),
+			objects:  []runtime.Object{p1},
 			object:   types.NamespacedName{Namespace: "ns", Name: "p1"},
 			info:     qpsPod,
 			query:    answer(model.Vector{sample(2, ts, "pod", "p1")}, nil),
@@ -270,6 +289,7 @@ func TestGetMetricByName(t *testing.T) {
 		{
 			name:     "a namespace's own metric (namespaces/ns/metrics/m) is the root-scoped namespace object",
 			series:   seedSeries(),
+			objects:  []runtime.Object{object("Namespace", "", "ns")},
 			object:   types.NamespacedName{Name: "ns"},
 			info:     provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "namespaces"}, Metric: "zdns_vanguard_qps"},
 			query:    answer(model.Vector{sample(2, ts, "namespace", "ns")}, nil),
@@ -280,9 +300,10 @@ func TestGetMetricByName(t *testing.T) {
 		{
 			name:     "a root-scoped node is queried without a namespace",
 			rules:    nodeRules,
-			series:   map[string][]model.LabelSet{`{node!=""}`: {labelSet("node_load1", "node", "n1", "instance", "10.0.0.1:9100")}},
+			series:   nodeSeries,
+			objects:  []runtime.Object{n1},
 			object:   types.NamespacedName{Name: "n1"},
-			info:     provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "nodes"}, Metric: "node_load1"},
+			info:     nodeInfo,
 			query:    answer(model.Vector{sample(2, ts, "node", "n1")}, nil),
 			want:     custom_metrics.ObjectReference{Kind: "Node", APIVersion: "v1", Name: "n1"},
 			wantCode: http.StatusOK,
@@ -291,6 +312,7 @@ func TestGetMetricByName(t *testing.T) {
 		{
 			name:     "a result for another object only is a 404",
 			series:   seedSeries(),
+			objects:  []runtime.Object{p1},
 			object:   types.NamespacedName{Namespace: "ns", Name: "p1"},
 			info:     qpsPod,
 			query:    answer(model.Vector{sample(2, ts, "pod", "p2")}, nil),
@@ -299,9 +321,77 @@ func TestGetMetricByName(t *testing.T) {
 		{
 			name:     "a pod metric asked cluster-wide is not served: a 404",
 			series:   seedSeries(),
+			objects:  []runtime.Object{p1},
 			object:   types.NamespacedName{Name: "p1"},
 			info:     provider.CustomMetricInfo{GroupResource: podsGR, Metric: "zdns_vanguard_qps"},
 			wantCode: http.StatusNotFound,
+		},
+		{
+			name:     "only objects that exist are served: a pod the cache no longer holds is a 404 while its series are still in Prometheus",
+			series:   seedSeries(),
+			objects:  []runtime.Object{p1},
+			deleted:  []runtime.Object{p1},
+			object:   types.NamespacedName{Namespace: "ns", Name: "p1"},
+			info:     qpsPod,
+			query:    answer(model.Vector{sample(2, ts, "pod", "p1")}, nil),
+			wantCode: http.StatusNotFound,
+			noQuery:  true,
+		},
+		{
+			name:     "only objects that exist are served: a pod never created is a 404 (the same object check as pods/*)",
+			series:   seedSeries(),
+			object:   types.NamespacedName{Namespace: "ns", Name: "p1"},
+			info:     qpsPod,
+			query:    answer(model.Vector{sample(2, ts, "pod", "p1")}, nil),
+			wantCode: http.StatusNotFound,
+			noQuery:  true,
+		},
+		{
+			name:     "only objects that exist are served: a deleted root-scoped node is a 404",
+			rules:    nodeRules,
+			series:   nodeSeries,
+			objects:  []runtime.Object{n1},
+			deleted:  []runtime.Object{n1},
+			object:   types.NamespacedName{Name: "n1"},
+			info:     nodeInfo,
+			query:    answer(model.Vector{sample(2, ts, "node", "n1")}, nil),
+			wantCode: http.StatusNotFound,
+			noQuery:  true,
+		},
+		{
+			name:     "a namespaced service that exists is served",
+			rules:    serviceRules,
+			series:   serviceSeries,
+			objects:  []runtime.Object{web},
+			object:   types.NamespacedName{Namespace: "ns", Name: "web"},
+			info:     serviceInfo,
+			query:    answer(model.Vector{sample(2, ts, "service", "web")}, nil),
+			want:     custom_metrics.ObjectReference{Kind: "Service", APIVersion: "v1", Namespace: "ns", Name: "web"},
+			wantCode: http.StatusOK,
+			inQuery:  []string{`namespace="ns"`, `service="web"`},
+		},
+		{
+			name:     "only objects that exist are served: a deleted namespaced service is a 404",
+			rules:    serviceRules,
+			series:   serviceSeries,
+			objects:  []runtime.Object{web},
+			deleted:  []runtime.Object{web},
+			object:   types.NamespacedName{Namespace: "ns", Name: "web"},
+			info:     serviceInfo,
+			query:    answer(model.Vector{sample(2, ts, "service", "web")}, nil),
+			wantCode: http.StatusNotFound,
+			noQuery:  true,
+		},
+		{
+			name:     "only objects that exist are served: a service of the same name in another namespace is not the object",
+			rules:    serviceRules,
+			series:   serviceSeries,
+			objects:  []runtime.Object{object("Service", "other", "web")},
+			object:   types.NamespacedName{Namespace: "ns", Name: "web"},
+			info:     serviceInfo,
+			query:    answer(model.Vector{sample(2, ts, "service", "web")}, nil),
+			wantCode: http.StatusNotFound,
+			noQuery:  true,
 		},
 	}
 	for _, tt := range tests {
@@ -311,10 +401,16 @@ func TestGetMetricByName(t *testing.T) {
 				path = rulesFile(t, tt.rules)
 			}
 			prom := &fakeProm{series: tt.series, query: tt.query}
-			p := servingProvider(t, prom, path)
+			p := servingProvider(t, prom, path, tt.objects...)
+			for _, obj := range tt.deleted {
+				deleteFromCache(t, p, obj)
+			}
 			got, err := p.GetMetricByName(t.Context(), tt.object, tt.info, labels.Everything())
 			checkStatus(t, err, tt.wantCode)
 			if err != nil {
+				if tt.noQuery && len(prom.queries) != 0 {
+					t.Errorf("queries = %q, want none for an object the cache does not hold", prom.queries)
+				}
 				return
 			}
 			if diff := cmp.Diff(tt.want, got.DescribedObject); diff != "" {

@@ -134,6 +134,23 @@ func TestDeliberateDifferencesFromPrometheusAdapter(t *testing.T) {
 			inQuery:  []string{`namespace="ns"`},
 		},
 		{
+			name:    "a GET by name of a pod that does not exist (deleted a moment ago) is a 404 without a query, as pods/* leaves it out",
+			adapter: "queries the name and serves the deleted pod's series while they last",
+			call: func(p *Provider) (any, error) {
+				return p.GetMetricByName(t.Context(), types.NamespacedName{Namespace: "ns", Name: "gone"}, qpsPod, labels.Everything())
+			},
+			query:    answer(model.Vector{sample(1, ts, "pod", "gone")}, nil),
+			wantCode: http.StatusNotFound,
+		},
+		{
+			name:     "a custom pods/* request without samples is a 404, not an empty list",
+			adapter:  "answers 200 with an empty list (metricsFor: the metric is known, no object has a value)",
+			call:     bySelector("", ""),
+			query:    answer(model.Vector{}, nil),
+			wantCode: http.StatusNotFound,
+			inQuery:  []string{`pod!=""`, `namespace="ns"`},
+		},
+		{
 			name:     "an external metric without samples is a 404, as a custom metric without samples",
 			adapter:  "answers 200 with an empty list",
 			call:     external(""),

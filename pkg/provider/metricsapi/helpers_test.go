@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/common/model"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/metadata/fake"
@@ -129,6 +130,29 @@ func node(name string, lbls map[string]string) runtime.Object {
 	return &metav1.PartialObjectMetadata{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls},
+	}
+}
+
+// object is the metadata of an object of kind (a core v1 kind) named name in namespace.
+func object(kind, namespace, name string) runtime.Object {
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: kind},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+	}
+}
+
+// deleteFromCache removes obj from its informer's cache, started and synced first, as the
+// informer does on a watch's delete event.
+func deleteFromCache(t *testing.T, p *Provider, obj runtime.Object) {
+	t.Helper()
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	gvr, _ := apimeta.UnsafeGuessKindToResource(gvk)
+	inf, err := p.objects.synced(t.Context(), gvr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inf.Informer().GetStore().Delete(obj); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/common/model"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -19,8 +22,11 @@ import (
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
 
-// HealthCheckName is the name of the check returned by HealthChecker.
-const HealthCheckName = "metrics-discovery"
+// Names of the checks returned by HealthChecker and ObjectCachesHealthChecker.
+const (
+	HealthCheckName       = "metrics-discovery"
+	ObjectCachesCheckName = "metrics-object-caches"
+)
 
 // Provider serves custom and external metrics from Prometheus. Requests read an immutable
 // snapshot of the discovered metrics and never discover or LIST themselves; Run keeps the
@@ -132,10 +138,12 @@ func (p *Provider) Run(ctx context.Context) error {
 	}
 }
 
-// refresh runs one discovery pass with the current rules and publishes its snapshot.
+// refresh runs one discovery pass with the current rules, publishes its snapshot and starts
+// the object informers of the resources it serves.
 func (p *Provider) refresh(ctx context.Context) {
 	snap := p.disc.discover(ctx, p.rules)
 	p.snap.Store(snap)
+	p.objects.prestart(servedResources(snap, p.mapper))
 	if snap.incomplete == nil && !p.ready.Swap(true) {
 		klog.FromContext(ctx).Info("First metrics discovery pass succeeded", "custom", len(snap.customList), "external", len(snap.externalList))
 	}
@@ -155,6 +163,43 @@ func (p *Provider) HealthChecker() healthz.HealthChecker {
 		}
 		return errDiscoveryIncomplete // between a complete pass and its ready flag
 	})
+}
+
+// ObjectCachesHealthChecker returns the "metrics-object-caches" check: it passes once a
+// discovery pass has succeeded and the object cache (informer) of every resource that pass
+// serves custom metrics for has synced, and stays passed; until then it names the resources
+// whose cache is still filling (or cannot list them: podpilot's RBAC must allow list and watch
+// on every resource the rule file maps series to). A resource that a later pass or a reload
+// adds starts its cache at that pass; its first request waits for the sync.
+func (p *Provider) ObjectCachesHealthChecker() healthz.HealthChecker {
+	var passed atomic.Bool
+	return healthz.NamedCheck(ObjectCachesCheckName, func(*http.Request) error {
+		if passed.Load() {
+			return nil
+		}
+		if !p.ready.Load() {
+			return fmt.Errorf("%w: the resources to cache are not known yet", errDiscoveryIncomplete)
+		}
+		if missing := p.objects.unsynced(); len(missing) > 0 {
+			return fmt.Errorf("%w: %s", errCacheNotSynced, strings.Join(missing, ", "))
+		}
+		passed.Store(true)
+		return nil
+	})
+}
+
+// servedResources returns the resources snap serves custom metrics for that mapper knows, in
+// the order of snap's list; a resource mapper does not know is never served (resolveCustom).
+func servedResources(snap *snapshot, mapper apimeta.RESTMapper) []schema.GroupVersionResource {
+	var out []schema.GroupVersionResource
+	for _, info := range snap.customList {
+		gvr, err := mapper.ResourceFor(info.GroupResource.WithVersion(""))
+		if err != nil || slices.Contains(out, gvr) {
+			continue
+		}
+		out = append(out, gvr)
+	}
+	return out
 }
 
 // ResourceQueries returns the resource-metric rules of the rules in force (reloads included),

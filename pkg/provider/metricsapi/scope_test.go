@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/common/model"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -51,18 +52,25 @@ func TestResourceScopeComesFromTheRESTMapper(t *testing.T) {
 			"clusterwidget", "cw1", "widget", "w1"),
 	}}
 	prom := &fakeProm{series: series, query: answer(model.Vector{sample(7, testNow, "volume", "pv1")}, nil)}
+	scheme := fake.NewTestScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
 	p, err := New(Config{
 		Options:    Options{RulesFile: rulesFile(t, volumeRules), DiscoveryInterval: DefaultDiscoveryInterval, SeriesMaxAge: DefaultSeriesMaxAge},
 		Prometheus: prom,
 		Mapper:     newScopeMapper(),
-		Informers:  metadatainformer.NewSharedInformerFactory(fake.NewSimpleMetadataClient(fake.NewTestScheme()), 0),
-		Registry:   metrics.NewKubeRegistry(),
-		Clock:      testingclock.NewFakeClock(testNow),
+		Informers: metadatainformer.NewSharedInformerFactory(fake.NewSimpleMetadataClient(scheme, &metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolume"},
+			ObjectMeta: metav1.ObjectMeta{Name: "pv1"},
+		}), 0),
+		Registry: metrics.NewKubeRegistry(),
+		Clock:    testingclock.NewFakeClock(testNow),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.refresh(t.Context())
+	serve(t, p)
 	want := map[string]string{
 		"clusterwidgets.example.io/volume_used_bytes":          "volume_used_bytes",
 		"namespaces/volume_used_bytes":                         "volume_used_bytes",

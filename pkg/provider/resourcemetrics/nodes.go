@@ -48,13 +48,21 @@ func (s *nodeStorage) GetSingularName() string { return "" }
 // NewList implements rest.Lister.
 func (s *nodeStorage) NewList() runtime.Object { return &metrics.NodeMetricsList{} }
 
-// Get implements rest.Getter with one query per resource for the node; a node without samples
-// is a 404.
+// Get implements rest.Getter with one query per resource for the node; a node that the node
+// lister does not hold (deleted a moment ago, while its series are still in the window), or
+// without samples, is a 404, as List leaves it out.
 func (s *nodeStorage) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
+	what := fmt.Sprintf("metrics of node %s", name)
+	switch _, err := s.p.nodes.Get(name); {
+	case apierrors.IsNotFound(err):
+		return nil, apierrors.NewNotFound(metrics.Resource("nodemetrics"), name)
+	case err != nil:
+		return nil, statusError(what, err)
+	}
 	req := rules.ObjectRequest{Resource: nodesResource()}
 	items, err := s.p.nodeMetrics(ctx, usageRequest{req: req, names: []string{name}})
 	if err != nil {
-		return nil, statusError(fmt.Sprintf("metrics of node %s", name), err)
+		return nil, statusError(what, err)
 	}
 	if len(items) == 0 {
 		return nil, apierrors.NewNotFound(metrics.Resource("nodemetrics"), name)

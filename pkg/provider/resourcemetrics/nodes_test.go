@@ -95,22 +95,33 @@ func TestGetNodeMetrics(t *testing.T) {
 		want     *metrics.NodeMetrics
 		wantCode int
 		wantFrag []string
+		// wantQueries is checked for the cases without a want.
+		wantQueries int
 	}{
 		{name: "a node is one query per resource by its name", node: "n1", want: ptr(nodeMetrics("n1", ts, "3500m", "8Gi")), wantCode: http.StatusOK},
-		{name: "a node without samples is a 404 naming it", node: "gone", wantCode: http.StatusNotFound, wantFrag: []string{`nodemetrics.metrics.k8s.io "gone" not found`}},
+		{name: "a node without samples is a 404 naming it", node: "idle", wantCode: http.StatusNotFound, wantFrag: []string{`nodemetrics.metrics.k8s.io "idle" not found`}, wantQueries: 2},
+		{
+			name: "only objects that exist are served: a node the lister no longer holds is a 404 without a query while Prometheus still has its samples (as List leaves it out)",
+			node: "n3", wantCode: http.StatusNotFound, wantFrag: []string{`nodemetrics.metrics.k8s.io "n3" not found`},
+		},
 		{
 			name: "Prometheus unavailable is a 503 with the cause", node: "n1",
 			err:      fmt.Errorf("query: %w: no route to host", prometheus.ErrUnavailable),
-			wantCode: http.StatusServiceUnavailable, wantFrag: []string{"metrics of node n1", "no route to host"},
+			wantCode: http.StatusServiceUnavailable, wantFrag: []string{"metrics of node n1", "no route to host"}, wantQueries: 1,
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			prom := &fakeProm{vectors: seedNodeVectors(ts), err: tc.err}
-			s := &nodeStorage{p: fixture{prom: prom, rules: compileRules(t)}.provider(t)}
+			// n3 has samples but is gone from the cluster (seedNodeVectors).
+			nodes := []*metav1.PartialObjectMetadata{object("", "n1", nil), object("", "n2", nil), object("", "idle", nil)}
+			s := &nodeStorage{p: fixture{prom: prom, rules: compileRules(t), nodes: nodes}.provider(t)}
 			obj, err := s.Get(t.Context(), tc.node, &metav1.GetOptions{})
 			checkStatus(t, err, tc.wantCode, tc.wantFrag...)
 			if tc.want == nil {
+				if len(prom.queries) != tc.wantQueries {
+					t.Errorf("queries = %q, want %d", prom.queries, tc.wantQueries)
+				}
 				return
 			}
 			if diff := cmp.Diff(tc.want, obj, quantityByString); diff != "" {

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -161,4 +162,70 @@ func itemsAt(t *testing.T, schema map[string]any, path ...string) map[string]any
 		schema = at(t, schema, p)
 	}
 	return schema
+}
+
+// TestCRDIsStricterThanTheHPAWhereDocumented pins each rule by which admission is stricter than
+// the autoscaling/v2 HPA's (docs/podautoscaler.md lists them): the HPA admits every such spec.
+func TestCRDIsStricterThanTheHPAWhereDocumented(t *testing.T) {
+	schema := crdVersionSchema(t)
+	tests := []struct {
+		name string
+		path []string
+		key  string
+		want any
+	}{
+		{name: "no metric at all is rejected (the HPA defaults to cpu at 80%)", path: []string{"spec"}, key: "x-kubernetes-validations",
+			want: "at least one metric must be set"},
+		{name: "the scale target is a Deployment or a StatefulSet (the HPA takes any kind with a scale subresource)",
+			path: []string{"spec", "scaleTargetKind"}, key: "x-kubernetes-validations", want: "scaleTargetKind must be deployment or statefulset"},
+		{name: "Resource metrics read cpu or memory only", path: []string{"spec", "resourceMetrics", "resourceName"}, key: "enum", want: []any{"cpu", "memory"}},
+		{name: "ContainerResource metrics read cpu or memory only", path: []string{"spec", "containerResourceMetrics", "resourceName"}, key: "enum", want: []any{"cpu", "memory"}},
+		{name: "at most 2 Resource metrics", path: []string{"spec", "resourceMetrics"}, key: "maxItems", want: float64(2)},
+		{name: "at most 10 custom metrics", path: []string{"spec", "customMetrics"}, key: "maxItems", want: float64(10)},
+		{name: "at most 10 Object metrics", path: []string{"spec", "objectMetrics"}, key: "maxItems", want: float64(10)},
+		{name: "at most 10 External metrics", path: []string{"spec", "externalMetrics"}, key: "maxItems", want: float64(10)},
+		{name: "at most 10 ContainerResource metrics", path: []string{"spec", "containerResourceMetrics"}, key: "maxItems", want: float64(10)},
+		{name: "at most 10 scale-up policies", path: []string{"spec", "behavior", "scaleUp", "policies"}, key: "maxItems", want: float64(10)},
+		{name: "at most 10 scale-down policies", path: []string{"spec", "behavior", "scaleDown", "policies"}, key: "maxItems", want: float64(10)},
+		{name: "one Resource metric per resource", path: []string{"spec", "resourceMetrics"}, key: "x-kubernetes-list-map-keys", want: []any{"resourceName"}},
+		{name: "one custom metric per name", path: []string{"spec", "customMetrics"}, key: "x-kubernetes-list-map-keys", want: []any{"metricName"}},
+		{name: "one ContainerResource metric per container and resource", path: []string{"spec", "containerResourceMetrics"}, key: "x-kubernetes-list-map-keys",
+			want: []any{"container", "resourceName"}},
+		{name: "an Object target's type agrees with its fields", path: []string{"spec", "objectMetrics"}, key: "x-kubernetes-validations",
+			want: "averageValue must not be set when targetType is Value"},
+		{name: "an External target's type agrees with its fields", path: []string{"spec", "externalMetrics"}, key: "x-kubernetes-validations",
+			want: "value is required when targetType is Value"},
+		{name: "a Resource target's type agrees with its fields", path: []string{"spec", "resourceMetrics"}, key: "x-kubernetes-validations",
+			want: "averageUtilization is required when targetType is Utilization"},
+		{name: "a ContainerResource target's type agrees with its fields", path: []string{"spec", "containerResourceMetrics"}, key: "x-kubernetes-validations",
+			want: "averageValue is required when targetType is AverageValue"},
+		{name: "scaleTargetName is at most 253 characters", path: []string{"spec", "scaleTargetName"}, key: "maxLength", want: float64(253)},
+		{name: "a custom metric name is at most 253 characters", path: []string{"spec", "customMetrics", "metricName"}, key: "maxLength", want: float64(253)},
+		{name: "an Object metric name is at most 253 characters", path: []string{"spec", "objectMetrics", "metricName"}, key: "maxLength", want: float64(253)},
+		{name: "an External metric name is at most 253 characters", path: []string{"spec", "externalMetrics", "metricName"}, key: "maxLength", want: float64(253)},
+		{name: "a described object's name is at most 253 characters", path: []string{"spec", "objectMetrics", "describedObject", "name"}, key: "maxLength", want: float64(253)},
+		{name: "a described object's apiVersion is at most 253 characters", path: []string{"spec", "objectMetrics", "describedObject", "apiVersion"}, key: "maxLength", want: float64(253)},
+		{name: "a described object's kind is at most 63 characters", path: []string{"spec", "objectMetrics", "describedObject", "kind"}, key: "maxLength", want: float64(63)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := itemsAt(t, schema, tc.path...)
+			if _, isList := got["items"]; isList && tc.key == "x-kubernetes-validations" {
+				got = got["items"].(map[string]any) // the rules of a list's items
+			}
+			if msg, ok := tc.want.(string); ok {
+				rules, _ := got[tc.key].([]any)
+				for _, r := range rules {
+					if m, _ := r.(map[string]any)["message"].(string); strings.Contains(m, msg) {
+						return
+					}
+				}
+				t.Errorf("%v has no rule saying %q: %v", tc.path, msg, rules)
+				return
+			}
+			if diff := cmp.Diff(tc.want, got[tc.key]); diff != "" {
+				t.Errorf("%s of %v (-want +got):\n%s", tc.key, tc.path, diff)
+			}
+		})
+	}
 }

@@ -179,10 +179,13 @@ type WindowOccurrence struct {
 	MinReplicas int32 `json:"minReplicas"`
 }
 
-// LastDecision explains the last round that changed the replicas or would have: each source's
-// proposal, which won, and what stabilization, policies or limits then made of it.
+// LastDecision explains the last round's decision: each source's proposal, which won (or, for a
+// round that held the replicas, why: "held: within tolerance", "held: stabilization window keeps 4",
+// "held: FailedGetPodsMetric (see condition ScalingActive)"), and what stabilization, policies or
+// limits then made of it.
 type LastDecision struct {
-	// Time is when the round ran.
+	// Time is when the first round explained so ran: a round explained as the one before is not
+	// written again.
 	Time metav1.Time `json:"time"`
 	// FromReplicas and ToReplicas are the replicas before and after (or, in dry-run and
 	// ForecastOnly, what they would have been).
@@ -194,7 +197,7 @@ type LastDecision struct {
 	// +kubebuilder:validation:MaxItems=44
 	// +optional
 	Proposals []DecisionProposal `json:"proposals,omitempty"`
-	// Winner names the proposal that won.
+	// Winner names the proposal that won, or, for a round that held the replicas, why it held.
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	Winner string `json:"winner,omitempty"`

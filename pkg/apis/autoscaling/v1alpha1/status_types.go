@@ -108,7 +108,8 @@ type PodAutoscalerStatus struct {
 	// Schedules shows the active and the next schedule window, when spec.schedules is set.
 	// +optional
 	Schedules *ScheduleStatus `json:"schedules,omitempty"`
-	// LastDecision explains the last round that changed the replicas or would have.
+	// LastDecision explains the last round's decision: a change of the replicas (or what it would
+	// have been), or why the round held them. A round explained as the one before keeps that one's time.
 	// +optional
 	LastDecision *LastDecision `json:"lastDecision,omitempty"`
 }
