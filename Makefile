@@ -34,7 +34,7 @@ version: ## Print the version make build stamps into bin/podpilot.
 	@echo $(VERSION)
 
 .PHONY: tools
-tools: prometheus ## Build etcd, kube-apiserver, kube-controller-manager, kwok and helm (cached) and install Prometheus.
+tools: prometheus ## Build etcd, kube-apiserver, kube-controller-manager, kubectl, kwok and helm (cached) and install Prometheus.
 	hack/build-tools.sh
 
 .PHONY: prometheus

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver, kube-controller-manager, kwok and helm from the
+# Builds etcd, kube-apiserver, kube-controller-manager, kubectl, kwok and helm from the
 # modules pinned in hack/tools into a per-user cache (see hack/lib.sh), and
 # skips every binary that is already there. `build-tools.sh node` builds the
 # real node's kube-scheduler, kubelet and kube-proxy (same module),
@@ -93,6 +93,7 @@ main() {
   build "$HELM" "$PODPILOT_ROOT/hack/tools/helm" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
   build "$KUBE_APISERVER" "$PODPILOT_ROOT/hack/tools" k8s.io/kubernetes/cmd/kube-apiserver "$kubever"
   build "$KUBE_CONTROLLER_MANAGER" "$PODPILOT_ROOT/hack/tools" k8s.io/kubernetes/cmd/kube-controller-manager "$kubever"
+  build "$KUBECTL" "$PODPILOT_ROOT/hack/tools" k8s.io/kubernetes/cmd/kubectl "$kubever"
 }
 
 main "$@"

@@ -24,6 +24,10 @@ GO_MINOR=$(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/go\1/')
 # so a fresh clone on the same machine reuses them.
 KUBE_APISERVER=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kube-apiserver
 KUBE_CONTROLLER_MANAGER=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kube-controller-manager
+# kubectl at the control plane's version: the scripts, the tests and the
+# demo's printed commands use it, not whatever kubectl the machine has (a
+# distribution's may be several minors away, outside the supported skew).
+KUBECTL=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kubectl
 # The real node (PODPILOT_NODE=real): scheduler, kubelet, kube-proxy and
 # metrics-server, the anchor podpilot's metrics.k8s.io is compared with.
 KUBE_SCHEDULER=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kube-scheduler

@@ -243,6 +243,7 @@ write_env() {
   cat >"$STATE/env" <<EOF
 # Source this file to use the local cluster started by hack/local-up.sh.
 export KUBECONFIG=$STATE/admin.kubeconfig
+export PATH=$(dirname "$KUBECTL"):\$PATH
 export PODPILOT_STATE_DIR=$STATE
 export APISERVER_URL=$APISERVER_URL
 export PROMETHEUS_URL=http://$HOST:$PROMETHEUS_PORT
@@ -266,9 +267,11 @@ EOF
 
 main() {
   command -v "$PROMETHEUS" >/dev/null || die "prometheus not found: run 'make tools' (installs Debian's prometheus)"
-  for b in "$ETCD" "$KUBE_APISERVER" "$KUBE_CONTROLLER_MANAGER" "$KWOK"; do
+  for b in "$ETCD" "$KUBE_APISERVER" "$KUBE_CONTROLLER_MANAGER" "$KUBECTL" "$KWOK"; do
     [[ -x $b ]] || die "$b is missing: run 'make tools'"
   done
+  # Every kubectl below (and in lib-node.sh) is the pinned one.
+  PATH=$(dirname "$KUBECTL"):$PATH
   case $PODPILOT_NODE in
     kwok) ;;
     real) node_check ;;

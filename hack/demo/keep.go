@@ -44,8 +44,8 @@ func (d *demo) keep(ctx context.Context) error {
   kubeconfig: %s        (or: source %s/env)
   %s
 
-Try:
-  export KUBECONFIG=%s
+Try (the env file sets KUBECONFIG and puts the kubectl 'make tools' built, the cluster's version, first on PATH):
+  source %s/env
   kubectl get ppa -n %s
   kubectl describe ppa %s -n %s
   kubectl get --raw '%s'
@@ -53,7 +53,7 @@ Try:
   kubectl top pods -n %s
 
 Stop everything with: hack/local-down.sh %s
-`, load, d.cluster.Kubeconfig, state, podpilot, d.cluster.Kubeconfig, ns, autoscaler, ns, servedPath(ns), ns, ns, state)
+`, load, d.cluster.Kubeconfig, state, podpilot, state, ns, autoscaler, ns, servedPath(ns), ns, ns, state)
 	return nil
 }
 

@@ -58,7 +58,11 @@ func testUninstallSelector(t *testing.T) {
 	deleted := func(selector ...string) string {
 		args := append([]string{"delete", "-k", filepath.Join(framework.RepoRoot(), "manifests"), "--dry-run=server",
 			"--ignore-not-found", "-o", "name", "--kubeconfig", cluster.Kubeconfig}, selector...)
-		out, err := exec.CommandContext(t.Context(), "kubectl", args...).CombinedOutput()
+		kubectl, err := framework.ToolPath("KUBECTL")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.CommandContext(t.Context(), kubectl, args...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -390,13 +394,13 @@ func testAggregatedRoles(t *testing.T) {
 }
 
 // renderKustomization renders the kustomization in dir, relative to the
-// repository root, with `kubectl kustomize` (kustomize v5; the kustomize Go
+// repository root, with the pinned kubectl's `kubectl kustomize` (kustomize v5; the kustomize Go
 // library's latest release needs a newer Go than the module's).
 func renderKustomization(ctx context.Context, t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
-	kubectl, err := exec.LookPath("kubectl")
+	kubectl, err := framework.ToolPath("KUBECTL")
 	if err != nil {
-		t.Fatalf("rendering %s needs kubectl (with kustomize v5) on PATH: %v", dir, err)
+		t.Fatalf("rendering %s needs the kubectl `make tools` builds (kustomize v5): %v", dir, err)
 	}
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, kubectl, "kustomize", filepath.Join(framework.RepoRoot(), dir))

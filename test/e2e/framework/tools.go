@@ -34,9 +34,14 @@ func (c *Cluster) Helm(ctx context.Context, args ...string) ([]byte, error) {
 	return c.run(ctx, helm, args...)
 }
 
-// Kubectl runs kubectl with the cluster's admin kubeconfig and returns its stdout.
+// Kubectl runs the kubectl `make tools` builds (the control plane's
+// version) with the cluster's admin kubeconfig and returns its stdout.
 func (c *Cluster) Kubectl(ctx context.Context, args ...string) ([]byte, error) {
-	return c.run(ctx, "kubectl", args...)
+	kubectl, err := ToolPath("KUBECTL")
+	if err != nil {
+		return nil, err
+	}
+	return c.run(ctx, kubectl, args...)
 }
 
 func (c *Cluster) run(ctx context.Context, bin string, args ...string) ([]byte, error) {
