@@ -60,7 +60,8 @@ func (t customTarget) objectNamespace(namespace string) string {
 // namespace and metric selector). everything is set when names are every object of the
 // resource in the namespace (pods/* without a label selector).
 //   - A rule that is not separable for the resource (rules.Rule.Separable) is always asked by
-//     name, as prometheus-adapter does, in one query whose size --metrics-max-query-bytes bounds.
+//     name, as prometheus-adapter does, in queries within --metrics-max-query-bytes (split by
+//     name when one would be longer; see queryRequest).
 //   - A separable rule asks for every object (`label!=""`) when answers are shared, so that
 //     every request for the namespace and metric shares one query, whatever it selects.
 //   - Without sharing it asks by name while the names' matcher fits rules.MaxNamesMatcherBytes,
