@@ -74,6 +74,10 @@ func splitObjectQuery(c *compiledQuery, rm *resourceMapping, req ObjectRequest, 
 		return objectQuery(cq, rm, r, extraGroupBy...)
 	}
 	bounded := func(names []string) (string, error) { return render(c, names) }
+	if _, err := bounded(req.Names[:1]); err != nil {
+		// Too long for one object already (a huge metric selector): splitting cannot help.
+		return nil, fmt.Errorf("%s, even for one object: %w", req.Resource.String(), err)
+	}
 	var out []string
 	for _, chunk := range packNames(req.Names, chunkBudget(c, render, req.Names)) {
 		qs, err := renderSplit(bounded, chunk)

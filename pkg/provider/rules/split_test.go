@@ -102,10 +102,17 @@ func TestQueriesForManyObjectsAreSplitUnderTheLimit(t *testing.T) {
 func TestQueriesThatCannotBeSplitAreRefusedNamingTheLimitAndTheRule(t *testing.T) {
 	pods := schema.GroupResource{Resource: "pods"}
 	names := deploymentPods(5000)
+	zones := make([]string, 300) // 300 × 61 bytes: more than 15 KiB
+	for i := range zones {
+		zones[i] = fmt.Sprintf("%060d", i)
+	}
+	hugeSelector := "zone in (" + strings.Join(zones, ",") + ")"
 	tests := []struct {
 		name  string
 		query string
 		names []string
+		// selector is the metric label selector; empty selects everything.
+		selector string
 		// why is a fragment of the reason.
 		why string
 	}{
@@ -116,13 +123,17 @@ func TestQueriesThatCannotBeSplitAreRefusedNamingTheLimitAndTheRule(t *testing.T
 		{name: "names outside a selector cannot be split",
 			query: `label_replace(sum(<<.Series>>{<<.LabelMatchers>>}) by (pod), "x", "<<index .LabelValuesByName "pod">>", "", "")`,
 			names: names, why: "outside a selector"},
+		{name: "a metric selector too long for one object is refused, not split",
+			query: `sum(<<.Series>>{<<.LabelMatchers>>}) by (pod)`, names: names, selector: hugeSelector,
+			why: "even for one object"},
 		{name: "a single object whose query is too long is refused",
 			query: `sum(<<.Series>>{<<.LabelMatchers>>}) by (pod)`, names: []string{strings.Repeat("p", 16<<10)}, why: "more than the limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rule := splitTestRule(t, tt.query, DefaultMaxQueryBytes)
-			qs, err := rule.QueryChunks(ObjectRequest{Series: "http_requests_total", Resource: pods, Namespace: "shop", Names: tt.names})
+			qs, err := rule.QueryChunks(ObjectRequest{Series: "http_requests_total", Resource: pods, Namespace: "shop", Names: tt.names,
+				Selector: mustSelector(t, tt.selector)})
 			if !errors.Is(err, ErrQueryTooLarge) {
 				t.Fatalf("QueryChunks = %d queries, err %v; want ErrQueryTooLarge", len(qs), err)
 			}
