@@ -20,7 +20,7 @@ const readableMessage = 1024
 
 // TestPodAutoscalerWithAHugeSelectorShowsAReadableCondition: the largest selector podpilot
 // admits (also sent as the equivalent HPA, dry-run) leaves a PodAutoscaler with a written status
-// and a readable condition. Its query is larger than --metrics-max-query-bytes (256 KiB), so the
+// and a readable condition. Its query is larger than --metrics-max-query-bytes (15 KiB), so the
 // metric fails with a condition that says so in a few lines, not the query. (Larger selectors,
 // which the HPA admits, are rejected at admission: TestPodAutoscalerSelectorBounds.)
 func TestPodAutoscalerWithAHugeSelectorShowsAReadableCondition(t *testing.T) {

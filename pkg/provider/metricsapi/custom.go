@@ -60,7 +60,8 @@ func (t customTarget) objectNamespace(namespace string) string {
 // namespace and metric selector). everything is set when names are every object of the
 // resource in the namespace (pods/* without a label selector).
 //   - A rule that is not separable for the resource (rules.Rule.Separable) is always asked by
-//     name, as prometheus-adapter does, in one query whose size --metrics-max-query-bytes bounds.
+//     name, as prometheus-adapter does, in queries within --metrics-max-query-bytes (split by
+//     name when one would be longer; see queryRequest).
 //   - A separable rule asks for every object (`label!=""`) when answers are shared, so that
 //     every request for the namespace and metric shares one query, whatever it selects.
 //   - Without sharing it asks by name while the names' matcher fits rules.MaxNamesMatcherBytes,
@@ -101,9 +102,11 @@ func (p *Provider) queryObjects(ctx context.Context, t customTarget, shared, exa
 }
 
 // queryRequest renders and runs (or shares) the rule's query for req and returns the values of
-// the objects of names (sorted) that have samples.
+// the objects of names (sorted) that have samples. A query longer than --metrics-max-query-bytes
+// is split into queries for fewer objects (rules.Rule.QueryChunks), each run (or shared) on its
+// own and their samples merged; one failing fails the answer.
 func (p *Provider) queryRequest(ctx context.Context, t customTarget, req rules.ObjectRequest, names []string, reuse bool) ([]custom_metrics.MetricValue, error) {
-	q, err := t.rule.Query(req)
+	queries, err := t.rule.QueryChunks(req)
 	if err != nil {
 		return nil, err
 	}
@@ -111,13 +114,17 @@ func (p *Provider) queryRequest(ctx context.Context, t customTarget, req rules.O
 	if err != nil {
 		return nil, err
 	}
-	samples, err := p.customQueries.get(ctx, q+"\x00"+label, reuse, func(ctx context.Context) (objectSamples, error) {
-		s, err := p.prom.QueryLabels(ctx, q, time.Time{}, []string{label}) // zero: Prometheus's now
-		return newObjectSamples(s), err
+	answers, err := prometheus.EachQuery(ctx, queries, func(ctx context.Context, q string) (objectSamples, error) {
+		return p.customQueries.get(ctx, q+"\x00"+label, reuse, func(ctx context.Context) (objectSamples, error) {
+			s, err := p.prom.QueryLabels(ctx, q, time.Time{}, []string{label}) // zero: Prometheus's now
+			return newObjectSamples(s), err
+		})
 	})
 	if err != nil {
 		return nil, err
 	}
+	samples := mergeObjectSamples(answers)
+	q := queries[0]
 	ov := objectValues{
 		ref: custom_metrics.ObjectReference{
 			Kind:       t.gvk.Kind,
@@ -128,7 +135,7 @@ func (p *Provider) queryRequest(ctx context.Context, t customTarget, req rules.O
 	}
 	values := ov.values(samples, names)
 	klog.FromContext(ctx).V(5).Info("Queried custom metric", "metric", t.info.Metric, "resource", t.info.GroupResource.String(),
-		"namespace", req.Namespace, "query", q, "samples", len(samples), "values", len(values))
+		"namespace", req.Namespace, "query", q, "queries", len(queries), "samples", len(samples), "values", len(values))
 	return values, nil
 }
 

@@ -52,7 +52,7 @@ func TestDeliberateDifferencesFromPrometheusAdapter(t *testing.T) {
 			return p.GetExternalMetric(t.Context(), "ns", ms, provider.ExternalMetricInfo{Metric: "zdns_vanguard_qps"})
 		}
 	}
-	values := make([]string, 5000) // 5000 × 61 bytes: more than the default 256 KiB
+	values := make([]string, 5000) // 5000 × 61 bytes: more than the default 15 KiB
 	for i := range values {
 		values[i] = fmt.Sprintf("%060d", i)
 	}
@@ -241,7 +241,7 @@ func TestDeliberateDifferencesFromPrometheusAdapter(t *testing.T) {
 			adapter:     "sends a query of any size",
 			call:        external("zone in (" + manyValues + ")"),
 			wantCode:    http.StatusBadRequest,
-			wantMessage: []string{"more than the limit of 262144 (--metrics-max-query-bytes)", "zdns_vanguard_qps"},
+			wantMessage: []string{"more than the limit of 15360 (--metrics-max-query-bytes)", "zdns_vanguard_qps"},
 		},
 		{
 			name:     "Prometheus unavailable is a 503 with the cause",

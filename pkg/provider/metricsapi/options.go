@@ -36,8 +36,8 @@ const (
 )
 
 // minMaxQueryBytes is the smallest --metrics-max-query-bytes: room for a rule's query with a
-// namespace, a metric selector and an 8 KiB list of names (rules.MaxNamesMatcherBytes).
-const minMaxQueryBytes = 16 << 10
+// namespace, a metric selector and a few object names (longer lists are split).
+const minMaxQueryBytes = 4 << 10
 
 // Options are the command-line options of the metrics provider.
 type Options struct {
@@ -82,8 +82,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"and later ones reuse its answer until it is this old, so an answer is never more than this behind Prometheus. "+
 			"Sharing changes no value, only its age. Keep it below the scrape interval. 0 sends one query per request.")
 	fs.IntVar(&o.MaxQueryBytes, "metrics-max-query-bytes", o.MaxQueryBytes,
-		"The largest PromQL query a request may build, in bytes; a larger one (a huge metric label selector, or too many "+
-			"objects named for a rule that is not separable) is refused: 400 Bad Request, and a metric error that holds the replicas.")
+		"The largest PromQL query podpilot sends, in bytes. The default is 1 KiB below VictoriaMetrics' default -search.maxQueryLen (16 KiB). "+
+			fmt.Sprintf("A query naming more objects than fit is split into several queries for fewer objects each, run at most %d at a time and merged ", prometheus.MaxConcurrentChunks)+
+			"(one failing fails the answer); a query that cannot be split (a huge metric label selector, a single object, or a metricsQuery "+
+			"whose answer for some objects is not its answer for each of them) is refused: 400 Bad Request, and a metric error that holds the replicas.")
 }
 
 // Validate returns every problem with the options.

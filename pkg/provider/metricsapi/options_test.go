@@ -30,6 +30,15 @@ func TestOptions(t *testing.T) {
 			wantErrors: []string{"is a directory"},
 		},
 		{
+			name: "a query limit of 4 KiB is accepted: longer name lists are split",
+			args: []string{"--metrics-max-query-bytes=4096"},
+		},
+		{
+			name:       "a query limit under 4 KiB leaves no room for a rule's query",
+			args:       []string{"--metrics-max-query-bytes=4095"},
+			wantErrors: []string{"--metrics-max-query-bytes must be at least 4096"},
+		},
+		{
 			name:       "a max age shorter than the relist interval misses series",
 			args:       []string{"--metrics-relist-interval=5m", "--metrics-max-age=1m"},
 			wantErrors: []string{"must be at least --metrics-relist-interval"},
@@ -54,7 +63,8 @@ func TestOptions(t *testing.T) {
 			}
 		})
 	}
-	if o := NewOptions(); o.DiscoveryInterval != time.Minute || o.SeriesMaxAge != 10*time.Minute || o.RulesFile != "" {
+	if o := NewOptions(); o.DiscoveryInterval != time.Minute || o.SeriesMaxAge != 10*time.Minute || o.RulesFile != "" ||
+		o.MaxQueryBytes != 15<<10 || o.MaxQueryBytes >= victoriaMetricsMaxQueryLen {
 		t.Errorf("defaults = %+v", o)
 	}
 }

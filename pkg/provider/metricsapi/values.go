@@ -55,6 +55,24 @@ func metricSelector(sel labels.Selector) *metav1.LabelSelector {
 // They may be shared among requests and must not be modified.
 type objectSamples []prometheus.Sample
 
+// mergeObjectSamples merges the answers of the queries one request was split into, as one
+// answer would have been: sorted by name, one sample per object. It copies: answers may be
+// shared.
+func mergeObjectSamples(answers []objectSamples) objectSamples {
+	if len(answers) == 1 {
+		return answers[0]
+	}
+	n := 0
+	for _, a := range answers {
+		n += len(a)
+	}
+	merged := make([]prometheus.Sample, 0, n)
+	for _, a := range answers {
+		merged = append(merged, a...)
+	}
+	return newObjectSamples(merged)
+}
+
 // newObjectSamples sorts and filters samples in place. Samples without the object label, with
 // NaN or ±Inf values (no data), or repeating an object already seen are dropped.
 func newObjectSamples(samples []prometheus.Sample) objectSamples {

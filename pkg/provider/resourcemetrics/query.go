@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
+	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
 
@@ -94,29 +95,34 @@ func (p *Provider) fetch(ctx context.Context, rq *rules.ResourceQueries, ur usag
 	}
 	keep := keepSet(ur.names)
 	for _, spec := range resourceSpecs(rq) {
-		q, err := renderQuery(spec.query, ur.request(spec.query))
+		queries, err := renderQueries(spec.query, ur.request(spec.query))
 		if err != nil {
 			return nil, fmt.Errorf("%s query for %s: %w", spec.name, ur.req.Resource.String(), err)
 		}
-		vec, err := p.prom.Query(ctx, q, time.Time{}) // zero: Prometheus's now
+		vecs, err := prometheus.EachQuery(ctx, queries, func(ctx context.Context, q string) (model.Vector, error) {
+			return p.prom.Query(ctx, q, time.Time{}) // zero: Prometheus's now
+		})
 		if err != nil {
 			return nil, fmt.Errorf("%s of %s: %w", spec.name, ur.req.Resource.String(), err)
 		}
-		klog.FromContext(ctx).V(5).Info("Queried resource metric", "resource", spec.name,
-			"objects", ur.req.Resource.String(), "namespace", ur.req.Namespace, "query", q, "samples", len(vec))
-		if err := addSamples(out, spec, ur.req.Resource, keep, vec); err != nil {
-			return nil, err
+		for i, vec := range vecs {
+			klog.FromContext(ctx).V(5).Info("Queried resource metric", "resource", spec.name,
+				"objects", ur.req.Resource.String(), "namespace", ur.req.Namespace, "query", queries[i], "samples", len(vec))
+			if err := addSamples(out, spec, ur.req.Resource, keep, vec); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil
 }
 
-// renderQuery renders the container query for pods and the node query for nodes.
-func renderQuery(q *rules.ResourceQuery, req rules.ObjectRequest) (string, error) {
+// renderQueries renders the container query for pods and the node query for nodes: one query,
+// or several for fewer objects each when one would exceed --metrics-max-query-bytes.
+func renderQueries(q *rules.ResourceQuery, req rules.ObjectRequest) ([]string, error) {
 	if req.Resource == nodesResource() {
-		return q.NodeQuery(req)
+		return q.NodeQueryChunks(req)
 	}
-	return q.ContainerQuery(req)
+	return q.ContainerQueryChunks(req)
 }
 
 // addSamples adds one resource's samples to out. Samples without an object (or, for pods, a

@@ -92,3 +92,24 @@ func mustRequirements(sel labels.Selector) labels.Requirements {
 	reqs, _ := sel.Requirements()
 	return reqs
 }
+
+// BenchmarkQueryChunks renders the queries of a 5,000-pod Deployment under the default limit,
+// split by name, and reports how many and the longest.
+func BenchmarkQueryChunks(b *testing.B) {
+	rule := benchRules(b).Custom[0]
+	req := ObjectRequest{Series: "zdns_vanguard_queries_total", Resource: podsGR, Namespace: "bench", Names: deploymentPods(5000)}
+	b.ReportAllocs()
+	var queries []string
+	for b.Loop() {
+		var err error
+		if queries, err = rule.QueryChunks(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	longest := 0
+	for _, q := range queries {
+		longest = max(longest, len(q))
+	}
+	b.ReportMetric(float64(len(queries)), "queries")
+	b.ReportMetric(float64(longest), "longest-bytes")
+}

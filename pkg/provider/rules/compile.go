@@ -28,15 +28,18 @@ type ResourceQueries struct {
 	Window time.Duration
 }
 
-// DefaultMaxQueryBytes is the default of Limits.MaxQueryBytes: far above what any separable rule
-// renders for a sane metric selector (a few hundred bytes), and room for about 6,000 object names
-// for a rule that is not separable.
-const DefaultMaxQueryBytes = 256 << 10
+// DefaultMaxQueryBytes is the default of Limits.MaxQueryBytes: 15 KiB, 1 KiB below
+// VictoriaMetrics' default -search.maxQueryLen (16 KiB, the smallest limit of the common
+// PromQL backends), the KiB left for a proxy that adds matchers on the way (a tenant's label).
+// Far above what any separable rule renders for a sane metric selector (a few hundred bytes);
+// a request naming more objects is split into several queries (QueryChunks).
+const DefaultMaxQueryBytes = 15 << 10
 
 // Limits bound what a compiled rule set renders.
 type Limits struct {
 	// MaxQueryBytes is the most bytes a rendered query may have; a request whose query would be
-	// longer fails with ErrQueryTooLarge. 0 means DefaultMaxQueryBytes.
+	// longer is split by object names (QueryChunks) or fails with ErrQueryTooLarge. 0 means
+	// DefaultMaxQueryBytes.
 	MaxQueryBytes int
 }
 

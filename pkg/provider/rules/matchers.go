@@ -13,10 +13,12 @@ package rules
 //     regexp.QuoteMeta and joined with "|"; PromQL anchors regexes, so `=~"a|b"` is an exact
 //     match on a or b. Unlike prometheus-adapter, a value is never a regex pass-through.
 //
-// Long name lists: the object-name matcher grows with the number of names. Callers keep each
-// query's name matcher under MaxNamesMatcherBytes (8 KiB): past it (see NamesMatcherBytes), a
-// request sets ObjectRequest.AllObjects, which matches `label!=""` and leaves the filtering by
-// name to the caller; that keeps the query constant-size for any namespace.
+// Long name lists: the object-name matcher grows with the number of names. For a separable
+// rule, callers keep each query's name matcher under MaxNamesMatcherBytes (8 KiB): past it (see
+// NamesMatcherBytes), a request sets ObjectRequest.AllObjects, which matches `label!=""` and
+// leaves the filtering by name to the caller; that keeps the query constant-size for any
+// namespace. A request that must name its objects is split into queries within the limit by
+// QueryChunks (split.go).
 
 import (
 	"errors"

@@ -33,8 +33,10 @@ type pqNode struct {
 	name string
 	// str marks a string literal.
 	str bool
-	// restricted marks a selector that carries the object restriction (restrictionLabel).
-	restricted bool
+	// restricted marks a selector that carries the object restriction (restrictionLabel, or
+	// namesMarker matched positively when names are split); restrictions counts them.
+	restricted   bool
+	restrictions int
 	// args are a call's or aggregation's arguments, or a binary operator's two operands.
 	args []*pqNode
 	// labels are an aggregation's by/without labels or a binary operator's on/ignoring labels.
@@ -403,14 +405,17 @@ func (p *pqParser) matcher(n *pqNode) error {
 	if t.kind == 's' && (p.is(",") || p.is("}")) {
 		return nil // {"metric.name"}
 	}
-	if op := p.next(); op.kind != 'p' || (op.text != "=" && op.text != "!=" && op.text != "=~" && op.text != "!~") {
+	op := p.next()
+	if op.kind != 'p' || (op.text != "=" && op.text != "!=" && op.text != "=~" && op.text != "!~") {
 		return fmt.Errorf("expected a matching operator after %q", t.text)
 	}
-	if v := p.next(); v.kind != 's' {
+	v := p.next()
+	if v.kind != 's' {
 		return fmt.Errorf("expected a string after %q", t.text)
 	}
-	if t.text == restrictionLabel {
+	if t.text == restrictionLabel || (v.text == namesMarker && (op.text == "=" || op.text == "=~")) {
 		n.restricted = true
+		n.restrictions++
 	}
 	return nil
 }

@@ -20,7 +20,8 @@ type ObjectRequest struct {
 	Resource schema.GroupResource
 	// Namespace scopes the objects; empty for root-scoped resources.
 	Namespace string
-	// Names are the object names; past MaxNamesMatcherBytes, set AllObjects instead.
+	// Names are the object names; past MaxNamesMatcherBytes, set AllObjects instead for a
+	// separable rule, or render with QueryChunks, which splits them.
 	Names []string
 	// AllObjects matches every object of Resource (`label!=""`) instead of Names; the caller
 	// filters the result by name.

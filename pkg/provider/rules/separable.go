@@ -34,6 +34,9 @@ const (
 	restrictionLabel = "__podpilot_objects__"
 	analysisSeries   = "podpilot_series"
 	analysisValue    = "podpilot_value"
+	// namesMarker stands for the object label's .LabelValuesByName when a request's names are
+	// split (splitting): a selector matching it with = or =~ is restricted to the objects.
+	namesMarker = "podpilot_object_names"
 )
 
 // placeholderFields are the template fields rendered as placeholders for the analysis; the
@@ -72,21 +75,45 @@ func (s *separability) check(groupBy []string) error {
 	if s.valueKeys[groupBy[0]] {
 		return fmt.Errorf("it reads the object names from .LabelValuesByName %q: %w", groupBy[0], ErrNotSeparable)
 	}
+	return s.cached(groupBy, false)
+}
+
+// checkSplit returns nil when the template's query for some objects grouped by groupBy (the
+// object label first) may be split into queries for fewer objects each, whose answers together
+// are the answer for all: the condition of check, except that the object names may also be
+// read from .LabelValuesByName inside a selector's = or =~ matcher. Otherwise it returns an
+// error wrapping ErrNotSeparable that says why.
+func (s *separability) checkSplit(groupBy []string) error {
+	if s.why != "" {
+		return fmt.Errorf("%s: %w", s.why, ErrNotSeparable)
+	}
+	return s.cached(groupBy, true)
+}
+
+// cached returns analyze's verdict for groupBy and split, analyzing once.
+func (s *separability) cached(groupBy []string, split bool) error {
 	key := strings.Join(groupBy, ",")
+	if split {
+		key = "split:" + key
+	}
 	if v, ok := s.verdicts.Load(key); ok {
 		return v.(verdict).err
 	}
-	err := s.analyze(groupBy)
+	err := s.analyze(groupBy, split)
 	s.verdicts.Store(key, verdict{err: err})
 	return err
 }
 
 // analyze renders the template with placeholders and the real group-by labels, parses it and
-// follows the restricted selectors to the result.
-func (s *separability) analyze(groupBy []string) error {
+// follows the restricted selectors to the result. With split, the object label's
+// .LabelValuesByName restricts too.
+func (s *separability) analyze(groupBy []string, split bool) error {
 	values := make(map[string]string, len(s.valueKeys))
 	for k := range s.valueKeys {
 		values[k] = analysisValue
+		if split && k == groupBy[0] {
+			values[k] = namesMarker
+		}
 	}
 	q, err := renderQuery(s.tmpl, QueryArgs{
 		Series:            analysisSeries,
@@ -102,8 +129,12 @@ func (s *separability) analyze(groupBy []string) error {
 	if err != nil {
 		return fmt.Errorf("podpilot cannot analyze %q: %w: %w", q, err, ErrNotSeparable)
 	}
-	if n := strings.Count(q, restrictionLabel); n != countRestricted(root) {
+	if n := strings.Count(q, restrictionLabel); !split && n != countRestricted(root) {
 		return fmt.Errorf("it uses .LabelMatchers outside a selector: %w", ErrNotSeparable)
+	}
+	if n := strings.Count(q, restrictionLabel) + strings.Count(q, namesMarker); split && n != countRestricted(root) {
+		return fmt.Errorf("it uses .LabelMatchers, or the object names of .LabelValuesByName %q, outside a selector's = or =~ matcher: %w",
+			groupBy[0], ErrNotSeparable)
 	}
 	if sh, why := dependenceOf(root, groupBy[0]); sh == acrossObjects {
 		return fmt.Errorf("%s: %w", why, ErrNotSeparable)
@@ -113,10 +144,7 @@ func (s *separability) analyze(groupBy []string) error {
 
 // countRestricted counts the restricted selectors under n.
 func countRestricted(n *pqNode) int {
-	c := 0
-	if n.restricted {
-		c++
-	}
+	c := n.restrictions
 	for _, a := range n.args {
 		c += countRestricted(a)
 	}
