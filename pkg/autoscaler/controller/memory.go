@@ -53,8 +53,6 @@ type remembered struct {
 	// compared with it (see observedSinceCheckpoint).
 	checkpointDesired int32
 	checked           bool
-	// uncertain is a rescale whose write ended without an answer (a timeout): it may have landed.
-	uncertain *rescaleAttempt
 	// lastRescale is when podpilot last rescaled the target (see rescaleGap).
 	lastRescale time.Time
 	// written is the status podpilot last wrote, and base the resourceVersion it was written on.
@@ -66,12 +64,6 @@ type remembered struct {
 	schedule scheduleMemory
 	// accuracy measures each metric's forecasts, by metric name (predictionstatus.go).
 	accuracy map[string]*accuracy
-}
-
-// rescaleAttempt is one rescale: from and to replicas, at a time.
-type rescaleAttempt struct {
-	from, to int32
-	at       time.Time
 }
 
 func newMemory() *memory {
@@ -192,15 +184,6 @@ func observedSinceCheckpoint(e remembered, h normalize.History, b *normalize.Beh
 		return h, true
 	}
 	return normalize.RecordScaleEvent(h, b, e.checkpointDesired, current, now), true
-}
-
-// resolveUncertain returns h with an earlier rescale whose outcome was unknown recorded at the
-// time it was made, when the target now has the replicas it set.
-func resolveUncertain(e remembered, h normalize.History, b *normalize.Behavior, current int32) normalize.History {
-	if e.uncertain == nil || e.uncertain.to != current {
-		return h
-	}
-	return normalize.RecordScaleEvent(h, b, e.uncertain.from, e.uncertain.to, e.uncertain.at)
 }
 
 // lastRescale returns when the PodAutoscaler named key was last rescaled; zero if never in this term.

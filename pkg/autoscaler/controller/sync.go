@@ -100,7 +100,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	pa.Status.CurrentMetrics = metricStatuses(d.Statuses)
 	pa.Status.Targets = targetsOf(pa, d.Statuses)
 	persistHistory(&pa.Status, r.history)
-	statusErr := c.updateStatus(ctx, tm, base, pa, r.applied)
+	statusErr := c.updateStatus(ctx, tm, base, pa, r.applied || r.uncertain)
 	if r.err != nil {
 		return errors.Join(r.err, statusErr)
 	}
@@ -110,39 +110,48 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 // knownHistory returns the history this round decides from: the remembered one with the target's
 // changes podpilot did not record itself: for a dry-run PodAutoscaler the target's change since
 // the last round (see observedHistory); for an active one, the first time its target is read
-// after it was seeded, the change since the checkpoint (see observedSinceCheckpoint), and a
-// rescale whose outcome was unknown that the target shows landed.
+// after it was seeded, the change since the checkpoint and the target's replicas as a
+// recommendation (see observedSinceCheckpoint).
 func (c *Controller) knownHistory(tm *term, pa *podpilotv1alpha1.PodAutoscaler, mem remembered, b *normalize.Behavior,
 	current int32, now time.Time) normalize.History {
 	if dryRun(pa) {
 		return observedHistory(pa, mem, b, current, now)
 	}
-	h := resolveUncertain(mem, mem.history, b, current)
-	h, first := observedSinceCheckpoint(mem, h, b, current, now)
-	if first || mem.uncertain != nil {
-		tm.memory.update(pa, func(e *remembered) { e.history, e.checked, e.uncertain = h, true, nil })
+	h, first := observedSinceCheckpoint(mem, mem.history, b, current, now)
+	if first {
+		tm.memory.update(pa, func(e *remembered) { e.history, e.checked = h, true })
 	}
 	return h
 }
 
 // rescaled is what a round's rescale left: the history to remember, the desired replicas to
-// show, whether a scale was written and the error that kept it from being written.
+// show, whether a scale was written, whether a failed write may have landed (see mayHaveLanded)
+// and the error that kept it from being written.
 type rescaled struct {
-	history normalize.History
-	desired int32
-	applied bool
-	err     error
+	history   normalize.History
+	desired   int32
+	applied   bool
+	uncertain bool
+	err       error
 }
+
+// errRescaleFailed means the round's rescale was not written (or its outcome is unknown): the
+// next round, one sync period later, decides again; a failed write is never retried sooner.
+var errRescaleFailed = errors.New("rescale failed")
 
 // applyRescale writes d's replicas to the target's scale and returns the history with the
 // scale event and the desired replicas to show; on failure it sets AbleToScale False and keeps
 // the previous desired replicas, as upstream. What a later leader needs to know about the
-// rescale is checkpointed first (see checkpointBefore).
+// rescale is checkpointed first (see checkpointBefore). A write that failed but may have landed
+// (see mayHaveLanded) is recorded in the history as if it landed: no later round, whatever cache
+// of the target it reads, lets a policy or a window forget it; if it did not land, the policies
+// hold for at most one period longer.
 func (c *Controller) applyRescale(ctx context.Context, tm *term, base, pa *podpilotv1alpha1.PodAutoscaler, t target, d decision.Decision,
 	b *normalize.Behavior, now time.Time) rescaled {
 	failed := rescaled{history: d.History, desired: pa.Status.DesiredReplicas}
 	err := c.checkpointBefore(ctx, tm, base, t, d, now)
-	if err == nil {
+	sent := err == nil // a rescale waiting for its checkpoint was never sent
+	if sent {
 		err = c.rescale(ctx, pa, t, d.DesiredReplicas)
 	}
 	if errors.Is(err, errStaleTarget) {
@@ -153,12 +162,13 @@ func (c *Controller) applyRescale(ctx context.Context, tm *term, base, pa *podpi
 	if err != nil {
 		setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, false, ReasonFailedUpdateScale,
 			"the PodAutoscaler controller was unable to update the target scale: "+err.Error(), now)
-		if uncertainOutcome(ctx, err) {
-			tm.memory.update(pa, func(e *remembered) {
-				e.uncertain = &rescaleAttempt{from: t.specReplicas, to: d.DesiredReplicas, at: now}
-			})
+		if sent && mayHaveLanded(err) {
+			failed.history = normalize.RecordScaleEvent(d.History, b, t.specReplicas, d.DesiredReplicas, now)
+			failed.uncertain = true
+			klog.FromContext(ctx).V(2).Info("Rescale may have landed, counting it", "podAutoscaler", klog.KObj(pa),
+				"target", t.reference, "from", t.specReplicas, "to", d.DesiredReplicas, "err", err)
 		}
-		failed.err = err
+		failed.err = fmt.Errorf("%w: %w", errRescaleFailed, err)
 		return failed
 	}
 	setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, ReasonSucceededRescale,
@@ -171,20 +181,36 @@ func (c *Controller) applyRescale(ctx context.Context, tm *term, base, pa *podpi
 		desired: d.DesiredReplicas, applied: true}
 }
 
-// uncertainOutcome reports whether a failed write may still have landed: it ended without an
-// answer (the round's deadline, a timeout) rather than with a refusal.
-func uncertainOutcome(ctx context.Context, err error) bool {
-	return ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)
+// mayHaveLanded reports whether a write that failed with err may still have been applied: any
+// failure but an answer by which the API server refused the write before applying it (a 4xx
+// such as Invalid, Forbidden, Conflict or NotFound). A timeout, the round's deadline, a lost
+// connection (EOF, reset) or a 5xx (etcdserver: request timed out) may all follow the write's
+// commit.
+func mayHaveLanded(err error) bool {
+	refused := apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) || apierrors.IsForbidden(err) ||
+		apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) || apierrors.IsConflict(err) ||
+		apierrors.IsMethodNotSupported(err) || apierrors.IsNotAcceptable(err) || apierrors.IsUnsupportedMediaType(err) ||
+		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsTooManyRequests(err) || apierrors.IsGone(err) ||
+		apierrors.IsAlreadyExists(err)
+	return !refused
 }
 
 // remember records the round's outcome in the memory before anything is written to the status:
 // the history, the ScaledToZero mark after a rescale, the target's replicas, and the time of a
-// rescale (see rescaleGap).
+// rescale (see rescaleGap). A rescale that may have landed counts as made, and a scale to a zero
+// podpilot holds marks the zero (True wins: if the write did not land, the mark is harmless
+// above zero, while a zero left unmarked would strand the target).
 func (c *Controller) remember(tm *term, pa *podpilotv1alpha1.PodAutoscaler, t target, d decision.Decision, r rescaled, now time.Time) {
 	tm.memory.update(pa, func(e *remembered) {
 		e.history, e.replicas = r.history, t.specReplicas
-		if r.applied {
+		switch {
+		case r.applied:
 			e.zeroKnown, e.zero, e.lastRescale = true, d.HoldsAtZero, now
+		case r.uncertain:
+			e.lastRescale = now
+			if d.HoldsAtZero {
+				e.zeroKnown, e.zero = true, true
+			}
 		}
 	})
 }
