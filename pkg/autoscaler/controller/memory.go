@@ -176,14 +176,25 @@ func (m *memory) merge(stored *podpilotv1alpha1.PodAutoscaler, lastRound time.Ti
 // that gap counts too, which only holds them longer). Several lost writes before the leader died
 // show as their net change: exact for one lost write, or several in one direction. It also
 // returns whether this was that first time.
+//
+// When the target shows what the checkpoint does not (replicas other than its desiredReplicas or
+// its newest recommendation), the recommendations made since the checkpoint are lost with the
+// last term: the target's replicas are then recorded as a recommendation at now, as upstream
+// seeds a newly seen autoscaler, so a scale-down window holds from the term's first round.
 func observedSinceCheckpoint(e remembered, h normalize.History, b *normalize.Behavior, current int32, now time.Time) (normalize.History, bool) {
 	if e.checked {
 		return h, false
 	}
-	if e.checkpointDesired == current {
+	newest := current
+	if n := len(h.Recommendations); n > 0 {
+		newest = h.Recommendations[n-1].Replicas
+	}
+	if e.checkpointDesired == current && newest == current {
 		return h, true
 	}
-	return normalize.RecordScaleEvent(h, b, e.checkpointDesired, current, now), true
+	h = normalize.RecordScaleEvent(h, b, e.checkpointDesired, current, now)
+	seed := normalize.History{Recommendations: []normalize.Recommendation{{Replicas: current, Time: now, Since: now}}}
+	return normalize.Merge(h, seed, b), true
 }
 
 // lastRescale returns when the PodAutoscaler named key was last rescaled; zero if never in this term.
