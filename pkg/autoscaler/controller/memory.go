@@ -53,6 +53,8 @@ type remembered struct {
 	// compared with it (see observedSinceCheckpoint).
 	checkpointDesired int32
 	checked           bool
+	// hold is a direction the term's first round held back (see observedSinceCheckpoint).
+	hold hold
 	// lastRescale is when podpilot last rescaled the target (see rescaleGap).
 	lastRescale time.Time
 	// written is the status podpilot last wrote, and base the resourceVersion it was written on.
@@ -177,24 +179,62 @@ func (m *memory) merge(stored *podpilotv1alpha1.PodAutoscaler, lastRound time.Ti
 // show as their net change: exact for one lost write, or several in one direction. It also
 // returns whether this was that first time.
 //
-// When the target shows what the checkpoint does not (replicas other than its desiredReplicas or
-// its newest recommendation), the recommendations made since the checkpoint are lost with the
-// last term: the target's replicas are then recorded as a recommendation at now, as upstream
-// seeds a newly seen autoscaler, so a scale-down window holds from the term's first round.
+// The target's replicas are also recorded as a recommendation at now, as upstream seeds every
+// autoscaler it has not seen (after each restart): the recommendations the last term made after
+// its last checkpoint are lost with it (a failed status write, or one not yet due), so the
+// stabilization windows hold from the term's first round.
 func observedSinceCheckpoint(e remembered, h normalize.History, b *normalize.Behavior, current int32, now time.Time) (normalize.History, bool) {
 	if e.checked {
 		return h, false
 	}
-	newest := current
-	if n := len(h.Recommendations); n > 0 {
-		newest = h.Recommendations[n-1].Replicas
-	}
-	if e.checkpointDesired == current && newest == current {
-		return h, true
-	}
 	h = normalize.RecordScaleEvent(h, b, e.checkpointDesired, current, now)
 	seed := normalize.History{Recommendations: []normalize.Recommendation{{Replicas: current, Time: now, Since: now}}}
 	return normalize.Merge(h, seed, b), true
+}
+
+// hold keeps rescales back until a time, per direction. A scale event counts both ways, as
+// upstream's: a scale-up within a policy period lets a scale-down start from fewer replicas (and
+// a scale-down lets a scale-up start from more). An event whose time or outcome is not known (a
+// rescale that may have landed, a change a new leader found unrecorded, an event a new leader read
+// from a checkpoint that may hold such) is recorded so that the policies of its own direction
+// count it; those of the other direction wait until it leaves every period instead.
+type hold struct {
+	up, down time.Time
+}
+
+// holds reports whether h keeps a rescale from current to desired back at now.
+func (h hold) holds(current, desired int32, now time.Time) bool {
+	return (desired > current && now.Before(h.up)) || (desired < current && now.Before(h.down))
+}
+
+// after returns h extended by an event from prev to next at the given time, uncertain in the
+// sense above: the other direction waits for the behavior's longest period from then.
+func (h hold) after(b *normalize.Behavior, prev, next int32, at time.Time) hold {
+	if b == nil || prev == next {
+		return h
+	}
+	until := at.Add(normalize.LongestPeriod(b))
+	if next > prev && until.After(h.down) {
+		h.down = until
+	}
+	if next < prev && until.After(h.up) {
+		h.up = until
+	}
+	return h
+}
+
+// seededHold returns the hold of a term's first round: every event of the seeded history h (read
+// from a checkpoint, which cannot tell an uncertain event from another), and the change from the
+// checkpoint's desired replicas to current found at now.
+func seededHold(b *normalize.Behavior, h normalize.History, checkpoint, current int32, now time.Time) hold {
+	var held hold
+	for _, e := range h.ScaleUpEvents {
+		held = held.after(b, 0, e.Change, e.Time)
+	}
+	for _, e := range h.ScaleDownEvents {
+		held = held.after(b, e.Change, 0, e.Time)
+	}
+	return held.after(b, checkpoint, current, now)
 }
 
 // lastRescale returns when the PodAutoscaler named key was last rescaled; zero if never in this term.

@@ -76,10 +76,12 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 		Pods: podsOf(pods.own), Metrics: c.metricsOf(ctx, pa, rec), Behavior: specconv.Behavior(pa.Spec.Behavior),
 		Config: c.opts.decisionConfig(), Now: now, ScaledToZero: mem.zero, Floor: c.scheduleFloor(tm, base, pa, now),
 	}
-	in.History = c.knownHistory(tm, pa, mem, in.Behavior, t.specReplicas, now)
+	if in.History, err = c.knownHistory(ctx, tm, pa, mem, in.Behavior, t, now); err != nil {
+		return err
+	}
 	pr := c.forecastRound(ctx, pa, pods.own, in.Metrics, now)
 	in.Forecast = pr.input()
-	d := decision.Decide(in)
+	d := holdBack(tm, pa, decision.Decide(in), t.specReplicas, now)
 	c.explainDecision(tm, base, pa, pr, in, d)
 	c.recordMetricFailures(pa, d.Statuses)
 	setDecisionConditions(pa, d.Conditions, now)
@@ -88,7 +90,8 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 		r.history, r.desired = c.reportRescale(ctx, pa, t, d, now)
 	} else if d.Rescale {
 		r = c.applyRescale(ctx, tm, base, pa, t, d, in.Behavior, now)
-		if errors.Is(r.err, errStaleTarget) {
+		if errors.Is(r.err, errStaleTarget) { // decided on a stale target: keep only the recommendation
+			tm.memory.update(pa, func(e *remembered) { e.history = d.History })
 			return r.err
 		}
 	}
@@ -109,19 +112,37 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 
 // knownHistory returns the history this round decides from: the remembered one with the target's
 // changes podpilot did not record itself: for a dry-run PodAutoscaler the target's change since
-// the last round (see observedHistory); for an active one, the first time its target is read
-// after it was seeded, the change since the checkpoint and the target's replicas as a
-// recommendation (see observedSinceCheckpoint).
-func (c *Controller) knownHistory(tm *term, pa *podpilotv1alpha1.PodAutoscaler, mem remembered, b *normalize.Behavior,
-	current int32, now time.Time) normalize.History {
+// the last round (see observedHistory); for an active one, at the term's first round, the change
+// since the checkpoint and the target's replicas as a recommendation (see
+// observedSinceCheckpoint), read from the target as stored: a cache that lags at the term's start
+// would hide the last term's latest rescale for good.
+func (c *Controller) knownHistory(ctx context.Context, tm *term, pa *podpilotv1alpha1.PodAutoscaler, mem remembered, b *normalize.Behavior,
+	t target, now time.Time) (normalize.History, error) {
 	if dryRun(pa) {
-		return observedHistory(pa, mem, b, current, now)
+		return observedHistory(pa, mem, b, t.specReplicas, now), nil
 	}
-	h, first := observedSinceCheckpoint(mem, mem.history, b, current, now)
-	if first {
-		tm.memory.update(pa, func(e *remembered) { e.history, e.checked = h, true })
+	if mem.checked {
+		return mem.history, nil
 	}
-	return h
+	scale, err := c.scaler(t, pa.Namespace).GetScale(ctx, pa.Spec.ScaleTargetName, metav1.GetOptions{})
+	if err != nil {
+		return mem.history, fmt.Errorf("get scale of %s in namespace %s: %w", t.reference, pa.Namespace, err)
+	}
+	current := scale.Spec.Replicas
+	h, _ := observedSinceCheckpoint(mem, mem.history, b, current, now)
+	held := seededHold(b, mem.history, mem.checkpointDesired, current, now)
+	tm.memory.update(pa, func(e *remembered) { e.history, e.checked, e.hold = h, true, held })
+	return h, nil
+}
+
+// holdBack returns d without its rescale while the memory holds its direction back (see hold).
+func holdBack(tm *term, pa *podpilotv1alpha1.PodAutoscaler, d decision.Decision, current int32, now time.Time) decision.Decision {
+	var h hold
+	tm.memory.update(pa, func(e *remembered) { h = e.hold })
+	if d.Rescale && h.holds(current, d.DesiredReplicas, now) {
+		d.Rescale, d.DesiredReplicas, d.Reason = false, current, ""
+	}
+	return d
 }
 
 // rescaled is what a round's rescale left: the history to remember, the desired replicas to
@@ -208,6 +229,7 @@ func (c *Controller) remember(tm *term, pa *podpilotv1alpha1.PodAutoscaler, t ta
 			e.zeroKnown, e.zero, e.lastRescale = true, d.HoldsAtZero, now
 		case r.uncertain:
 			e.lastRescale = now
+			e.hold = e.hold.after(specconv.Behavior(pa.Spec.Behavior), t.specReplicas, d.DesiredReplicas, now)
 			if d.HoldsAtZero {
 				e.zeroKnown, e.zero = true, true
 			}
