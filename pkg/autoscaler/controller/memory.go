@@ -156,6 +156,22 @@ func (m *memory) wrote(written *podpilotv1alpha1.PodAutoscaler, base string) {
 	})
 }
 
+// owes reports whether owed is still the status owed for pa: no status was written or owed since.
+func (m *memory) owes(pa *podpilotv1alpha1.PodAutoscaler, owed *podpilotv1alpha1.PodAutoscalerStatus) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[identityOf(pa)]
+	return ok && e.owed == owed
+}
+
+// known reports whether pa has been seeded in this term.
+func (m *memory) known(pa *podpilotv1alpha1.PodAutoscaler) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.entries[identityOf(pa)]
+	return ok
+}
+
 // merge folds the history checkpointed in stored (pa as read from the API server after a
 // conflict) into what is known of pa, and returns the merged history (see normalize.Merge).
 func (m *memory) merge(stored *podpilotv1alpha1.PodAutoscaler, lastRound time.Time) normalize.History {

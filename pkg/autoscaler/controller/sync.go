@@ -41,7 +41,10 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	rec := c.metrics.reconcile(c.clock)
 	defer rec.done(&err)
 	now := c.clock.Now()
-	mem := tm.memory.recall(shared, c.lastRound())
+	mem, err := c.recall(ctx, tm, shared)
+	if err != nil {
+		return err
+	}
 	base := tm.memory.base(shared)
 	pa := shared.DeepCopy()
 	pa.Status = *base.Status.DeepCopy()
@@ -108,6 +111,28 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 		return errors.Join(r.err, statusErr)
 	}
 	return statusErr
+}
+
+// recall returns what the term knows of shared, the informer's copy of a PodAutoscaler. The
+// first time, it seeds the memory from the PodAutoscaler as stored (a quorum read), not from the
+// cache, which may lag behind the last term's latest writes (a ScaledToZero mark, a scale event):
+// the stored copy is then the base of the round's writes until the cache moves past it.
+func (c *Controller) recall(ctx context.Context, tm *term, shared *podpilotv1alpha1.PodAutoscaler) (remembered, error) {
+	if tm.memory.known(shared) {
+		return tm.memory.recall(shared, c.lastRound()), nil
+	}
+	stored, err := c.podpilot.AutoscalingV1alpha1().PodAutoscalers(shared.Namespace).Get(ctx, shared.Name, metav1.GetOptions{})
+	if err != nil {
+		return remembered{}, fmt.Errorf("get PodAutoscaler %s/%s: %w", shared.Namespace, shared.Name, err)
+	}
+	if stored.UID != shared.UID {
+		return remembered{}, fmt.Errorf("PodAutoscaler %s/%s: %w", shared.Namespace, shared.Name, errReplaced)
+	}
+	mem := tm.memory.recall(stored, c.lastRound())
+	if stored.ResourceVersion != shared.ResourceVersion {
+		tm.memory.wrote(stored, shared.ResourceVersion)
+	}
+	return mem, nil
 }
 
 // knownHistory returns the history this round decides from: the remembered one with the target's
