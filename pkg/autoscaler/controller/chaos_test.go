@@ -72,8 +72,9 @@ type chaos struct {
 	// deployments and autoscalers are what the lagging caches hold.
 	deployments []appsv1.Deployment
 	autoscalers []podpilotv1alpha1.PodAutoscaler
-	// restarts counts the leader changes.
-	restarts int
+	// restarts counts the leader changes, landed the scale writes applied then answered by an
+	// error, lagged the rounds with a lagging cache.
+	restarts, landed, lagged int
 }
 
 // chaosRounds is the number of rounds of the randomized write-fault test, over all its seeds;
@@ -99,7 +100,10 @@ func (c *chaos) inject() {
 		if a.GetSubresource() != "scale" {
 			return false, nil, nil
 		}
-		apply := func() { _, _, _ = updateScale(c.kube, appsv1.SchemeGroupVersion.WithResource("deployments"))(a) }
+		apply := func() {
+			c.landed++
+			_, _, _ = updateScale(c.kube, appsv1.SchemeGroupVersion.WithResource("deployments"))(a)
+		}
 		lost := landedErrs[c.rng.IntN(len(landedErrs))]
 		switch r := c.rng.Float64(); {
 		case c.outage > 0 && r < 0.5:
@@ -158,7 +162,9 @@ func (c *chaos) round() {
 	}
 	c.seedCaches()
 	ctx := c.t.Context()
+	fresh := 0
 	if c.deployments == nil || c.rng.Float64() >= 0.25 {
+		fresh++
 		list, err := c.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			c.t.Fatal(err)
@@ -166,11 +172,15 @@ func (c *chaos) round() {
 		c.deployments = list.Items
 	}
 	if c.autoscalers == nil || c.rng.Float64() >= 0.25 {
+		fresh++
 		list, err := c.podpilot.AutoscalingV1alpha1().PodAutoscalers(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			c.t.Fatal(err)
 		}
 		c.autoscalers = list.Items
+	}
+	if fresh < 2 {
+		c.lagged++
 	}
 	replace(c.t, c.kubeInf.Apps().V1().Deployments().Informer(), c.deployments)
 	replace(c.t, c.ppInf.Autoscaling().V1alpha1().PodAutoscalers().Informer(), c.autoscalers)
@@ -223,7 +233,8 @@ func runChaos(t *testing.T, seed uint64, rounds int) {
 			t.Fatalf("seed %d, change %d (%s after the start, %d → %d): %v\nchanges: %v", seed, i, ch.at.Sub(now), ch.from, ch.to, err, changes)
 		}
 	}
-	t.Logf("seed %d: %d rounds, %d changes, %d leader changes, 0 violations", seed, rounds, len(changes), c.restarts)
+	t.Logf("seed %d: %d rounds, %d changes, 0 violations; %d leader changes, %d scale writes applied then failed, %d rounds with a lagging cache",
+		seed, rounds, len(changes), c.restarts, c.landed, c.lagged)
 	if len(changes) < rounds/40 {
 		t.Errorf("seed %d: only %d changes in %d rounds; the case checks too little", seed, len(changes), rounds)
 	}
