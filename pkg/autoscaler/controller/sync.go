@@ -160,8 +160,12 @@ func (c *Controller) knownHistory(ctx context.Context, tm *term, pa *podpilotv1a
 	return h, nil
 }
 
-// holdBack returns d without its rescale while the memory holds its direction back (see hold).
+// holdBack returns d without its rescale while the memory holds its direction back (see hold);
+// a target outside [minReplicas, maxReplicas] is brought back at once, as upstream.
 func holdBack(tm *term, pa *podpilotv1alpha1.PodAutoscaler, d decision.Decision, current int32, now time.Time) decision.Decision {
+	if current < pa.Spec.MinReplicasOrDefault() || current > pa.Spec.MaxReplicas {
+		return d
+	}
 	var h hold
 	tm.memory.update(pa, func(e *remembered) { h = e.hold })
 	if d.Rescale && h.holds(current, d.DesiredReplicas, now) {
