@@ -152,3 +152,35 @@ func TestMayHaveLandedIsAnyFailureButARefusalBeforeTheWrite(t *testing.T) {
 		}
 	}
 }
+
+func TestARoundDecidedOnAStaleTargetKeepsItsRecommendation(t *testing.T) {
+	qps := "2000" // 2 pods at value against 2000: recommends value / 1000
+	f := newFixture(t, settableQPS(&qps, podNames(2)...), nil, append(seedPods(2), seedDeployment(2), seedAutoscaler(plusOnePerMinute, checkpointed(2)))...)
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	// Scaled by hand to 5 after the cache was read: the next round decides on a stale target.
+	f.clock.Step(15 * time.Second)
+	qps = "10000"
+	f.seedCaches()
+	d, err := f.kube.AppsV1().Deployments(ns).Get(t.Context(), "vg1-vanguard", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Spec.Replicas = ptr.To[int32](5)
+	bumpResourceVersion(d)
+	if err := f.kube.Tracker().Update(appsv1.SchemeGroupVersion.WithResource("deployments"), d, ns); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ctrl.sync(t.Context(), paKey); !errors.Is(err, errStaleTarget) {
+		t.Fatalf("round 2 = %v, want errStaleTarget", err)
+	}
+	f.clock.Step(10 * time.Second)
+	qps = "1000"
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.replicas(""); got != 5 {
+		t.Errorf("replicas = %d, want 5: the stale round's recommendation of 10 holds the 300 s scale-down window", got)
+	}
+}

@@ -93,8 +93,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 		r.history, r.desired = c.reportRescale(ctx, pa, t, d, now)
 	} else if d.Rescale {
 		r = c.applyRescale(ctx, tm, base, pa, t, d, in.Behavior, now)
-		if errors.Is(r.err, errStaleTarget) { // decided on a stale target: keep only the recommendation
-			tm.memory.update(pa, func(e *remembered) { e.history = d.History })
+		if errors.Is(r.err, errStaleTarget) {
 			return r.err
 		}
 	}
@@ -204,7 +203,8 @@ func (c *Controller) applyRescale(ctx context.Context, tm *term, base, pa *podpi
 	if sent {
 		err = c.rescale(ctx, pa, t, d.DesiredReplicas)
 	}
-	if errors.Is(err, errStaleTarget) {
+	if errors.Is(err, errStaleTarget) { // decided on a stale target: only the recommendation stands
+		tm.memory.update(pa, func(e *remembered) { e.history = d.History })
 		failed.err = err
 		return failed
 	}
