@@ -2,14 +2,20 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"net/url"
+	"syscall"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -61,21 +67,57 @@ type chaos struct {
 	rng    *rand.Rand
 	value  int32 // the metric's value per pod now, in thousands (2 pods against 2000 recommend value)
 	served int32 // the value the metric source last answered, which the rounds since read
+	// outage is the number of rounds left in which every write fails.
+	outage int
+	// deployments and autoscalers are what the lagging caches hold.
+	deployments []appsv1.Deployment
+	autoscalers []podpilotv1alpha1.PodAutoscaler
+	// restarts counts the leader changes, landed the scale writes applied then answered by an
+	// error, lagged the rounds with a lagging cache.
+	restarts, landed, lagged int
 }
 
-// inject makes, at random: a scale write refused (12%) or applied with its answer lost (6%); a
-// status write refused (30%) or a conflict (10%); every event dropped (the recorder keeps none).
+// chaosRounds is the number of rounds of the randomized write-fault test, over all its seeds;
+// make test runs 1,000 (go test -run TestRandomWriteFailures -chaos-rounds=10000 for the long run).
+var chaosRounds = flag.Int("chaos-rounds", 1000, "rounds of TestRandomWriteFailuresNeverExceedAPolicyOrAWindow over all its seeds")
+
+// landedErrs are the answers a write may end with after it was applied: they can all follow
+// the write's commit.
+var landedErrs = []error{
+	apierrors.NewTimeoutError("chaos: request timed out", 1),
+	&url.Error{Op: "Put", URL: "https://10.96.0.1/apis/apps/v1/deployments/scale", Err: io.EOF},
+	&url.Error{Op: "Put", URL: "https://10.96.0.1/apis/apps/v1/deployments/scale", Err: syscall.ECONNRESET},
+	apierrors.NewInternalError(errors.New("etcdserver: request timed out")),
+}
+
+// inject makes, at random: a scale write refused (10%), applied then answered by one of
+// landedErrs (12%), or failed with one of them without being applied (4%); a status write
+// refused (25%), applied then answered by one of landedErrs (5%) or a conflict (10%); every
+// event dropped (the recorder keeps none). During an outage every write fails, half of the
+// scale writes after being applied.
 func (c *chaos) inject() {
 	c.kube.PrependReactor("update", "deployments", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() != "scale" {
 			return false, nil, nil
 		}
+		apply := func() {
+			c.landed++
+			_, _, _ = updateScale(c.kube, appsv1.SchemeGroupVersion.WithResource("deployments"))(a)
+		}
+		lost := landedErrs[c.rng.IntN(len(landedErrs))]
 		switch r := c.rng.Float64(); {
-		case r < 0.12:
+		case c.outage > 0 && r < 0.5:
+			apply()
+			return true, nil, lost
+		case c.outage > 0:
+			return true, nil, lost
+		case r < 0.10:
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "vg1-vanguard", fmt.Errorf("chaos"))
-		case r < 0.18:
-			_, _, _ = updateScale(c.kube, appsv1.SchemeGroupVersion.WithResource("deployments"))(a) // applied, then the answer is lost
-			return true, nil, apierrors.NewTimeoutError("chaos: request timed out", 1)
+		case r < 0.22:
+			apply() // applied, then the answer is lost
+			return true, nil, lost
+		case r < 0.26:
+			return true, nil, lost
 		}
 		return false, nil, nil
 	})
@@ -84,8 +126,14 @@ func (c *chaos) inject() {
 			return false, nil, nil
 		}
 		switch r := c.rng.Float64(); {
-		case r < 0.30:
+		case c.outage > 0 || r < 0.25:
 			return true, nil, errStatusDenied
+		case r < 0.30:
+			pa := a.(clienttesting.UpdateAction).GetObject().(*podpilotv1alpha1.PodAutoscaler)
+			if err := c.podpilot.Tracker().Update(a.GetResource(), pa, a.GetNamespace()); err != nil {
+				return true, nil, err
+			}
+			return true, nil, landedErrs[c.rng.IntN(len(landedErrs))]
 		case r < 0.40:
 			return true, nil, apierrors.NewConflict(schema.GroupResource{Group: podpilotv1alpha1.GroupName, Resource: "podautoscalers"}, paKey.Name, fmt.Errorf("chaos"))
 		}
@@ -93,14 +141,63 @@ func (c *chaos) inject() {
 	})
 }
 
+// round prepares one round: an outage starts (3% of rounds, 2 to 10 rounds long) or goes on;
+// the leader changes (2% of rounds, 20% of the rounds of an outage); and the caches are
+// refreshed from the clientsets, except that the Deployment's and the PodAutoscaler's each lag
+// (keep what they held before) in 25% of rounds.
+func (c *chaos) round() {
+	switch {
+	case c.outage > 0:
+		c.outage--
+	case c.rng.Float64() < 0.03:
+		c.outage = 2 + c.rng.IntN(9)
+	}
+	restart := 0.02
+	if c.outage > 0 {
+		restart = 0.20
+	}
+	if c.rng.Float64() < restart {
+		c.restart()
+		c.restarts++
+	}
+	c.seedCaches()
+	ctx := c.t.Context()
+	fresh := 0
+	if c.deployments == nil || c.rng.Float64() >= 0.25 {
+		fresh++
+		list, err := c.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		c.deployments = list.Items
+	}
+	if c.autoscalers == nil || c.rng.Float64() >= 0.25 {
+		fresh++
+		list, err := c.podpilot.AutoscalingV1alpha1().PodAutoscalers(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		c.autoscalers = list.Items
+	}
+	if fresh < 2 {
+		c.lagged++
+	}
+	replace(c.t, c.kubeInf.Apps().V1().Deployments().Informer(), c.deployments)
+	replace(c.t, c.ppInf.Autoscaling().V1alpha1().PodAutoscalers().Informer(), c.autoscalers)
+}
+
 // TestRandomWriteFailuresNeverExceedAPolicyOrAWindow runs many rounds at random intervals with a
-// random metric, while scale, status and event writes fail at random and status writes
-// conflict, and checks every change of the target's stored replicas against the spec: no more
-// than the policies allow within their period, and no scale-down (up) past the highest (lowest)
-// recommendation of its window. Seeds 1 to 20 (4,000 rounds); a failing seed is kept as a case of its own.
+// random metric, while scale and status writes fail at random (refused, or applied and then
+// answered by a timeout, EOF, a connection reset or a 500), status writes conflict, events are
+// dropped, every write fails during outages, the leader changes (more often during outages) and
+// the caches of the target and of the PodAutoscaler lag; it checks every change of the target's
+// stored replicas against the spec: no more than the policies allow within their period, and no
+// scale-down (up) past the highest (lowest) recommendation of its window. Seeds 1 to 10 share
+// -chaos-rounds rounds; a failing seed is kept as a case of its own.
 func TestRandomWriteFailuresNeverExceedAPolicyOrAWindow(t *testing.T) {
-	for seed := uint64(1); seed <= 20; seed++ {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) { runChaos(t, seed, 200) })
+	const seeds = 10
+	for seed := uint64(1); seed <= seeds; seed++ {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) { runChaos(t, seed, max(*chaosRounds/seeds, 1)) })
 	}
 }
 
@@ -122,7 +219,7 @@ func runChaos(t *testing.T, seed uint64, rounds int) {
 			c.value = int32(1 + c.rng.IntN(20)) // 2 pods at value × 1000 against 2000: recommends value
 		}
 		before := c.replicas("")
-		c.seedCaches()
+		c.round()
 		_ = c.ctrl.sync(t.Context(), paKey)
 		now := c.clock.Now()
 		recs = append(recs, recommendation{at: now, replicas: c.served})
@@ -136,7 +233,9 @@ func runChaos(t *testing.T, seed uint64, rounds int) {
 			t.Fatalf("seed %d, change %d (%s after the start, %d → %d): %v\nchanges: %v", seed, i, ch.at.Sub(now), ch.from, ch.to, err, changes)
 		}
 	}
-	if len(changes) < 5 {
+	t.Logf("seed %d: %d rounds, %d changes, 0 violations; %d leader changes, %d scale writes applied then failed, %d rounds with a lagging cache",
+		seed, rounds, len(changes), c.restarts, c.landed, c.lagged)
+	if len(changes) < rounds/40 {
 		t.Errorf("seed %d: only %d changes in %d rounds; the case checks too little", seed, len(changes), rounds)
 	}
 }

@@ -65,17 +65,22 @@ func (c *Controller) updateStatus(ctx context.Context, tm *term, base, pa *podpi
 		logger.V(4).Info("Status write budget spent, deferring the write to the next round", "podAutoscaler", klog.KObj(pa))
 		return nil
 	}
-	return c.writeStatus(ctx, tm, base, pa.Status)
+	return c.writeStatus(ctx, tm, base, pa.Status, nil)
 }
 
 // writeStatus writes status onto base, the PodAutoscaler as last stored, with one UpdateStatus.
 // On a conflict it reads the stored object, merges the history checkpointed there into the
 // memory (another leader may have written since base was read) and writes status with the merged
-// history: histories merge, they are never overwritten. A failure wraps errStatusNotWritten.
-func (c *Controller) writeStatus(ctx context.Context, tm *term, base *podpilotv1alpha1.PodAutoscaler, status podpilotv1alpha1.PodAutoscalerStatus) error {
+// history and the stored ScaledToZero mark where it must stand (see keepZeroMark): histories
+// merge, they are never overwritten. A deferred status (owed, see processOwed) is dropped instead
+// once a newer one was written: one of a newer generation, or any written since it was owed. A
+// failure wraps errStatusNotWritten.
+func (c *Controller) writeStatus(ctx context.Context, tm *term, base *podpilotv1alpha1.PodAutoscaler, status podpilotv1alpha1.PodAutoscalerStatus,
+	owed *podpilotv1alpha1.PodAutoscalerStatus) error {
 	client := c.podpilot.AutoscalingV1alpha1().PodAutoscalers(base.Namespace)
 	obj := base.DeepCopy()
 	obj.Status = *status.DeepCopy()
+	superseded := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		written, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{})
 		if err == nil {
@@ -91,15 +96,26 @@ func (c *Controller) writeStatus(ctx context.Context, tm *term, base *podpilotv1
 			return getErr
 		case stored.UID != obj.UID:
 			return errReplaced
+		case owed != nil && (!tm.memory.owes(stored, owed) || stored.Status.ObservedGeneration > status.ObservedGeneration):
+			superseded = true
+			return nil
 		}
 		merged := tm.memory.merge(stored, c.lastRound())
+		theirs := stored.Status
 		obj = stored
 		obj.Status = *status.DeepCopy()
 		persistHistory(&obj.Status, merged)
+		if keepZeroMark(&obj.Status, theirs) {
+			tm.memory.update(stored, func(e *remembered) { e.zeroKnown, e.zero = true, true })
+		}
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("update status of PodAutoscaler %s/%s: %w: %w", base.Namespace, base.Name, errStatusNotWritten, err)
+	}
+	if superseded {
+		klog.FromContext(ctx).V(4).Info("Deferred status superseded by a newer one, dropped", "podAutoscaler", klog.KObj(base))
+		return nil
 	}
 	klog.FromContext(ctx).V(4).Info("Updated PodAutoscaler status", "podAutoscaler", klog.KObj(obj),
 		"currentReplicas", status.CurrentReplicas, "desiredReplicas", status.DesiredReplicas)
@@ -139,7 +155,7 @@ func (c *Controller) processOwed(ctx context.Context, tm *term) bool {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.roundTimeout())
 	defer cancel()
-	if err := c.writeStatus(ctx, tm, base, *owed); err != nil {
+	if err := c.writeStatus(ctx, tm, base, *owed, owed); err != nil {
 		klog.FromContext(ctx).V(2).Info("Deferred status write failed, retrying", "podAutoscaler", klog.KRef(key.Namespace, key.Name), "err", err)
 		tm.owed.AddRateLimited(key)
 		return true
@@ -171,7 +187,20 @@ func (c *Controller) checkpointBefore(ctx context.Context, tm *term, base *podpi
 	if zero {
 		setDecisionConditions(marked, []decision.Condition{d.ScaledToZeroCondition()}, now)
 	}
-	return c.writeStatus(ctx, tm, base, marked.Status)
+	return c.writeStatus(ctx, tm, base, marked.Status, nil)
+}
+
+// keepZeroMark sets s's ScaledToZero condition to stored's when stored marks a zero that s would
+// unmark while its target is still at zero (a writer that read a cache without the mark): True
+// wins, since a zero left unmarked is never scaled back up. It reports whether it did.
+func keepZeroMark(s *podpilotv1alpha1.PodAutoscalerStatus, stored podpilotv1alpha1.PodAutoscalerStatus) bool {
+	mark := meta.FindStatusCondition(stored.Conditions, podpilotv1alpha1.ConditionScaledToZero)
+	if mark == nil || mark.Status != metav1.ConditionTrue || s.CurrentReplicas != 0 ||
+		meta.IsStatusConditionTrue(s.Conditions, podpilotv1alpha1.ConditionScaledToZero) {
+		return false
+	}
+	meta.SetStatusCondition(&s.Conditions, *mark)
+	return true
 }
 
 // zeroMarked reports whether pa's status carries the ScaledToZero mark.

@@ -305,10 +305,11 @@ func (c *Controller) processNext(ctx context.Context, tm *term) bool {
 }
 
 // syncAndRequeue syncs key and re-adds it: for its next round (see nextRound) after a sync that
-// succeeded or whose decision was applied but not checkpointed (errStatusNotWritten: the status
-// is written again at the next round, which never comes sooner after a rescale); soon, rate
-// limited, after any other error, where no scale was written, and after a round that panicked
-// (see syncRecovering).
+// succeeded, whose rescale failed (errRescaleFailed: it may have landed, and a refused one is
+// not retried sooner than a round), or whose decision was applied but not checkpointed
+// (errStatusNotWritten: the status is written again at the next round, which never comes sooner
+// after a rescale); soon, rate limited, after any other error, where no scale was written, and
+// after a round that panicked (see syncRecovering).
 func (c *Controller) syncAndRequeue(ctx context.Context, tm *term, key cache.ObjectName) {
 	defer tm.queue.Done(key)
 	c.active.Add(1)
@@ -322,6 +323,8 @@ func (c *Controller) syncAndRequeue(ctx context.Context, tm *term, key cache.Obj
 		klog.FromContext(ctx).V(2).Info("Scale target changed since the cache was read, retrying", "podAutoscaler", klog.KRef(key.Namespace, key.Name), "err", err)
 		tm.queue.AddRateLimited(key)
 		return
+	case errors.Is(err, errRescaleFailed):
+		utilruntime.HandleErrorWithContext(ctx, err, "Rescale failed, deciding again at the next round", "podAutoscaler", klog.KRef(key.Namespace, key.Name))
 	case errors.Is(err, errStatusNotWritten):
 		utilruntime.HandleErrorWithContext(ctx, err, "PodAutoscaler status not written, writing it at the next round", "podAutoscaler", klog.KRef(key.Namespace, key.Name))
 	case err != nil:

@@ -53,8 +53,8 @@ type remembered struct {
 	// compared with it (see observedSinceCheckpoint).
 	checkpointDesired int32
 	checked           bool
-	// uncertain is a rescale whose write ended without an answer (a timeout): it may have landed.
-	uncertain *rescaleAttempt
+	// hold is a direction the term's first round held back (see observedSinceCheckpoint).
+	hold hold
 	// lastRescale is when podpilot last rescaled the target (see rescaleGap).
 	lastRescale time.Time
 	// written is the status podpilot last wrote, and base the resourceVersion it was written on.
@@ -66,12 +66,6 @@ type remembered struct {
 	schedule scheduleMemory
 	// accuracy measures each metric's forecasts, by metric name (predictionstatus.go).
 	accuracy map[string]*accuracy
-}
-
-// rescaleAttempt is one rescale: from and to replicas, at a time.
-type rescaleAttempt struct {
-	from, to int32
-	at       time.Time
 }
 
 func newMemory() *memory {
@@ -162,6 +156,22 @@ func (m *memory) wrote(written *podpilotv1alpha1.PodAutoscaler, base string) {
 	})
 }
 
+// owes reports whether owed is still the status owed for pa: no status was written or owed since.
+func (m *memory) owes(pa *podpilotv1alpha1.PodAutoscaler, owed *podpilotv1alpha1.PodAutoscalerStatus) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[identityOf(pa)]
+	return ok && e.owed == owed
+}
+
+// known reports whether pa has been seeded in this term.
+func (m *memory) known(pa *podpilotv1alpha1.PodAutoscaler) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.entries[identityOf(pa)]
+	return ok
+}
+
 // merge folds the history checkpointed in stored (pa as read from the API server after a
 // conflict) into what is known of pa, and returns the merged history (see normalize.Merge).
 func (m *memory) merge(stored *podpilotv1alpha1.PodAutoscaler, lastRound time.Time) normalize.History {
@@ -184,23 +194,63 @@ func (m *memory) merge(stored *podpilotv1alpha1.PodAutoscaler, lastRound time.Ti
 // that gap counts too, which only holds them longer). Several lost writes before the leader died
 // show as their net change: exact for one lost write, or several in one direction. It also
 // returns whether this was that first time.
+//
+// The target's replicas are also recorded as a recommendation at now, as upstream seeds every
+// autoscaler it has not seen (after each restart): the recommendations the last term made after
+// its last checkpoint are lost with it (a failed status write, or one not yet due), so the
+// stabilization windows hold from the term's first round.
 func observedSinceCheckpoint(e remembered, h normalize.History, b *normalize.Behavior, current int32, now time.Time) (normalize.History, bool) {
 	if e.checked {
 		return h, false
 	}
-	if e.checkpointDesired == current {
-		return h, true
-	}
-	return normalize.RecordScaleEvent(h, b, e.checkpointDesired, current, now), true
+	h = normalize.RecordScaleEvent(h, b, e.checkpointDesired, current, now)
+	seed := normalize.History{Recommendations: []normalize.Recommendation{{Replicas: current, Time: now, Since: now}}}
+	return normalize.Merge(h, seed, b), true
 }
 
-// resolveUncertain returns h with an earlier rescale whose outcome was unknown recorded at the
-// time it was made, when the target now has the replicas it set.
-func resolveUncertain(e remembered, h normalize.History, b *normalize.Behavior, current int32) normalize.History {
-	if e.uncertain == nil || e.uncertain.to != current {
+// hold keeps rescales back until a time, per direction. A scale event counts both ways, as
+// upstream's: a scale-up within a policy period lets a scale-down start from fewer replicas (and
+// a scale-down lets a scale-up start from more). An event whose time or outcome is not known (a
+// rescale that may have landed, a change a new leader found unrecorded, an event a new leader read
+// from a checkpoint that may hold such) is recorded so that the policies of its own direction
+// count it; those of the other direction wait until it leaves every period instead.
+type hold struct {
+	up, down time.Time
+}
+
+// holds reports whether h keeps a rescale from current to desired back at now.
+func (h hold) holds(current, desired int32, now time.Time) bool {
+	return (desired > current && now.Before(h.up)) || (desired < current && now.Before(h.down))
+}
+
+// after returns h extended by an event from prev to next at the given time, uncertain in the
+// sense above: the other direction waits for the behavior's longest period from then.
+func (h hold) after(b *normalize.Behavior, prev, next int32, at time.Time) hold {
+	if b == nil || prev == next {
 		return h
 	}
-	return normalize.RecordScaleEvent(h, b, e.uncertain.from, e.uncertain.to, e.uncertain.at)
+	until := at.Add(normalize.LongestPeriod(b))
+	if next > prev && until.After(h.down) {
+		h.down = until
+	}
+	if next < prev && until.After(h.up) {
+		h.up = until
+	}
+	return h
+}
+
+// seededHold returns the hold of a term's first round: every event of the seeded history h (read
+// from a checkpoint, which cannot tell an uncertain event from another), and the change from the
+// checkpoint's desired replicas to current found at now.
+func seededHold(b *normalize.Behavior, h normalize.History, checkpoint, current int32, now time.Time) hold {
+	var held hold
+	for _, e := range h.ScaleUpEvents {
+		held = held.after(b, 0, e.Change, e.Time)
+	}
+	for _, e := range h.ScaleDownEvents {
+		held = held.after(b, e.Change, 0, e.Time)
+	}
+	return held.after(b, checkpoint, current, now)
 }
 
 // lastRescale returns when the PodAutoscaler named key was last rescaled; zero if never in this term.

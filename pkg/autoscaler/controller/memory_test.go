@@ -7,8 +7,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
 )
 
 func TestMemoryIsSeededFromStatusOncePerObjectAndForgottenWithIt(t *testing.T) {
@@ -64,5 +67,42 @@ func TestADeletedPodAutoscalerIsForgottenAtItsNextRound(t *testing.T) {
 	}
 	if n := len(f.ctrl.term.Load().memory.entries); n != 0 {
 		t.Errorf("entries after the PodAutoscaler was deleted = %d, want 0", n)
+	}
+}
+
+func TestAHoldKeepsTheOtherDirectionBackForTheLongestPeriod(t *testing.T) {
+	b := &normalize.Behavior{} // upstream's default policies: 15 s periods
+	up := hold{}.after(b, 4, 5, now)
+	down := hold{}.after(b, 5, 4, now)
+	cases := []struct {
+		name             string
+		h                hold
+		current, desired int32
+		at               time.Duration
+		want             bool
+	}{
+		{"a scale-up of unknown outcome holds a scale-down", up, 5, 4, 10 * time.Second, true},
+		{"a scale-up of unknown outcome never holds a scale-up", up, 5, 6, 10 * time.Second, false},
+		{"a scale-down of unknown outcome holds a scale-up", down, 4, 5, 10 * time.Second, true},
+		{"the hold ends with the longest period", up, 5, 4, 15 * time.Second, false},
+		{"no behavior, no events: nothing held", hold{}.after(nil, 4, 5, now), 5, 4, time.Second, false},
+	}
+	for _, c := range cases {
+		if got := c.h.holds(c.current, c.desired, now.Add(c.at)); got != c.want {
+			t.Errorf("%s: holds = %v", c.name, got)
+		}
+	}
+}
+
+func TestAHeldDirectionNeverKeepsATargetOutsideMinAndMax(t *testing.T) {
+	tm := newTerm(clocktesting.NewFakeClock(now), *NewOptions())
+	defer tm.shutDown()
+	pa := seedAutoscaler() // 1 to 5
+	tm.memory.recall(pa, now)
+	tm.memory.update(pa, func(e *remembered) { e.hold = hold{down: now.Add(time.Minute)} })
+	above := holdBack(tm, pa, decision.Decision{Rescale: true, DesiredReplicas: 5}, 7, now)
+	within := holdBack(tm, pa, decision.Decision{Rescale: true, DesiredReplicas: 3}, 4, now)
+	if !above.Rescale || within.Rescale {
+		t.Errorf("rescale 7 → 5 (above max) %v, 4 → 3 %v; want the first made, the second held", above.Rescale, within.Rescale)
 	}
 }

@@ -41,7 +41,10 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	rec := c.metrics.reconcile(c.clock)
 	defer rec.done(&err)
 	now := c.clock.Now()
-	mem := tm.memory.recall(shared, c.lastRound())
+	mem, err := c.recall(ctx, tm, shared)
+	if err != nil {
+		return err
+	}
 	base := tm.memory.base(shared)
 	pa := shared.DeepCopy()
 	pa.Status = *base.Status.DeepCopy()
@@ -76,10 +79,12 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 		Pods: podsOf(pods.own), Metrics: c.metricsOf(ctx, pa, rec), Behavior: specconv.Behavior(pa.Spec.Behavior),
 		Config: c.opts.decisionConfig(), Now: now, ScaledToZero: mem.zero, Floor: c.scheduleFloor(tm, base, pa, now),
 	}
-	in.History = c.knownHistory(tm, pa, mem, in.Behavior, t.specReplicas, now)
+	if in.History, err = c.knownHistory(ctx, tm, pa, mem, in.Behavior, t, now); err != nil {
+		return err
+	}
 	pr := c.forecastRound(ctx, pa, pods.own, in.Metrics, now)
 	in.Forecast = pr.input()
-	d := decision.Decide(in)
+	d := holdBack(tm, pa, decision.Decide(in), t.specReplicas, now)
 	c.explainDecision(tm, base, pa, pr, in, d)
 	c.recordMetricFailures(pa, d.Statuses)
 	setDecisionConditions(pa, d.Conditions, now)
@@ -100,52 +105,106 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	pa.Status.CurrentMetrics = metricStatuses(d.Statuses)
 	pa.Status.Targets = targetsOf(pa, d.Statuses)
 	persistHistory(&pa.Status, r.history)
-	statusErr := c.updateStatus(ctx, tm, base, pa, r.applied)
+	statusErr := c.updateStatus(ctx, tm, base, pa, r.applied || r.uncertain)
 	if r.err != nil {
 		return errors.Join(r.err, statusErr)
 	}
 	return statusErr
 }
 
+// recall returns what the term knows of shared, the informer's copy of a PodAutoscaler. The
+// first time, it seeds the memory from the PodAutoscaler as stored (a quorum read), not from the
+// cache, which may lag behind the last term's latest writes (a ScaledToZero mark, a scale event):
+// the stored copy is then the base of the round's writes until the cache moves past it.
+func (c *Controller) recall(ctx context.Context, tm *term, shared *podpilotv1alpha1.PodAutoscaler) (remembered, error) {
+	if tm.memory.known(shared) {
+		return tm.memory.recall(shared, c.lastRound()), nil
+	}
+	stored, err := c.podpilot.AutoscalingV1alpha1().PodAutoscalers(shared.Namespace).Get(ctx, shared.Name, metav1.GetOptions{})
+	if err != nil {
+		return remembered{}, fmt.Errorf("get PodAutoscaler %s/%s: %w", shared.Namespace, shared.Name, err)
+	}
+	if stored.UID != shared.UID {
+		return remembered{}, fmt.Errorf("PodAutoscaler %s/%s: %w", shared.Namespace, shared.Name, errReplaced)
+	}
+	mem := tm.memory.recall(stored, c.lastRound())
+	if stored.ResourceVersion != shared.ResourceVersion {
+		tm.memory.wrote(stored, shared.ResourceVersion)
+	}
+	return mem, nil
+}
+
 // knownHistory returns the history this round decides from: the remembered one with the target's
 // changes podpilot did not record itself: for a dry-run PodAutoscaler the target's change since
-// the last round (see observedHistory); for an active one, the first time its target is read
-// after it was seeded, the change since the checkpoint (see observedSinceCheckpoint), and a
-// rescale whose outcome was unknown that the target shows landed.
-func (c *Controller) knownHistory(tm *term, pa *podpilotv1alpha1.PodAutoscaler, mem remembered, b *normalize.Behavior,
-	current int32, now time.Time) normalize.History {
+// the last round (see observedHistory); for an active one, at the term's first round, the change
+// since the checkpoint and the target's replicas as a recommendation (see
+// observedSinceCheckpoint), read from the target as stored: a cache that lags at the term's start
+// would hide the last term's latest rescale for good.
+func (c *Controller) knownHistory(ctx context.Context, tm *term, pa *podpilotv1alpha1.PodAutoscaler, mem remembered, b *normalize.Behavior,
+	t target, now time.Time) (normalize.History, error) {
 	if dryRun(pa) {
-		return observedHistory(pa, mem, b, current, now)
+		return observedHistory(pa, mem, b, t.specReplicas, now), nil
 	}
-	h := resolveUncertain(mem, mem.history, b, current)
-	h, first := observedSinceCheckpoint(mem, h, b, current, now)
-	if first || mem.uncertain != nil {
-		tm.memory.update(pa, func(e *remembered) { e.history, e.checked, e.uncertain = h, true, nil })
+	if mem.checked {
+		return mem.history, nil
 	}
-	return h
+	scale, err := c.scaler(t, pa.Namespace).GetScale(ctx, pa.Spec.ScaleTargetName, metav1.GetOptions{})
+	if err != nil {
+		return mem.history, fmt.Errorf("get scale of %s in namespace %s: %w", t.reference, pa.Namespace, err)
+	}
+	current := scale.Spec.Replicas
+	h, _ := observedSinceCheckpoint(mem, mem.history, b, current, now)
+	held := seededHold(b, mem.history, mem.checkpointDesired, current, now)
+	tm.memory.update(pa, func(e *remembered) { e.history, e.checked, e.hold = h, true, held })
+	return h, nil
+}
+
+// holdBack returns d without its rescale while the memory holds its direction back (see hold);
+// a target outside [minReplicas, maxReplicas] is brought back at once, as upstream.
+func holdBack(tm *term, pa *podpilotv1alpha1.PodAutoscaler, d decision.Decision, current int32, now time.Time) decision.Decision {
+	if current < pa.Spec.MinReplicasOrDefault() || current > pa.Spec.MaxReplicas {
+		return d
+	}
+	var h hold
+	tm.memory.update(pa, func(e *remembered) { h = e.hold })
+	if d.Rescale && h.holds(current, d.DesiredReplicas, now) {
+		d.Rescale, d.DesiredReplicas, d.Reason = false, current, ""
+	}
+	return d
 }
 
 // rescaled is what a round's rescale left: the history to remember, the desired replicas to
-// show, whether a scale was written and the error that kept it from being written.
+// show, whether a scale was written, whether a failed write may have landed (see mayHaveLanded)
+// and the error that kept it from being written.
 type rescaled struct {
-	history normalize.History
-	desired int32
-	applied bool
-	err     error
+	history   normalize.History
+	desired   int32
+	applied   bool
+	uncertain bool
+	err       error
 }
+
+// errRescaleFailed means the round's rescale was not written (or its outcome is unknown): the
+// next round, one sync period later, decides again; a failed write is never retried sooner.
+var errRescaleFailed = errors.New("rescale failed")
 
 // applyRescale writes d's replicas to the target's scale and returns the history with the
 // scale event and the desired replicas to show; on failure it sets AbleToScale False and keeps
 // the previous desired replicas, as upstream. What a later leader needs to know about the
-// rescale is checkpointed first (see checkpointBefore).
+// rescale is checkpointed first (see checkpointBefore). A write that failed but may have landed
+// (see mayHaveLanded) is recorded in the history as if it landed: no later round, whatever cache
+// of the target it reads, lets a policy or a window forget it; if it did not land, the policies
+// hold for at most one period longer.
 func (c *Controller) applyRescale(ctx context.Context, tm *term, base, pa *podpilotv1alpha1.PodAutoscaler, t target, d decision.Decision,
 	b *normalize.Behavior, now time.Time) rescaled {
 	failed := rescaled{history: d.History, desired: pa.Status.DesiredReplicas}
 	err := c.checkpointBefore(ctx, tm, base, t, d, now)
-	if err == nil {
+	sent := err == nil // a rescale waiting for its checkpoint was never sent
+	if sent {
 		err = c.rescale(ctx, pa, t, d.DesiredReplicas)
 	}
-	if errors.Is(err, errStaleTarget) {
+	if errors.Is(err, errStaleTarget) { // decided on a stale target: only the recommendation stands
+		tm.memory.update(pa, func(e *remembered) { e.history = d.History })
 		failed.err = err
 		return failed
 	}
@@ -153,12 +212,13 @@ func (c *Controller) applyRescale(ctx context.Context, tm *term, base, pa *podpi
 	if err != nil {
 		setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, false, ReasonFailedUpdateScale,
 			"the PodAutoscaler controller was unable to update the target scale: "+err.Error(), now)
-		if uncertainOutcome(ctx, err) {
-			tm.memory.update(pa, func(e *remembered) {
-				e.uncertain = &rescaleAttempt{from: t.specReplicas, to: d.DesiredReplicas, at: now}
-			})
+		if sent && mayHaveLanded(err) {
+			failed.history = normalize.RecordScaleEvent(d.History, b, t.specReplicas, d.DesiredReplicas, now)
+			failed.uncertain = true
+			klog.FromContext(ctx).V(2).Info("Rescale may have landed, counting it", "podAutoscaler", klog.KObj(pa),
+				"target", t.reference, "from", t.specReplicas, "to", d.DesiredReplicas, "err", err)
 		}
-		failed.err = err
+		failed.err = fmt.Errorf("%w: %w", errRescaleFailed, err)
 		return failed
 	}
 	setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, ReasonSucceededRescale,
@@ -171,20 +231,37 @@ func (c *Controller) applyRescale(ctx context.Context, tm *term, base, pa *podpi
 		desired: d.DesiredReplicas, applied: true}
 }
 
-// uncertainOutcome reports whether a failed write may still have landed: it ended without an
-// answer (the round's deadline, a timeout) rather than with a refusal.
-func uncertainOutcome(ctx context.Context, err error) bool {
-	return ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)
+// mayHaveLanded reports whether a write that failed with err may still have been applied: any
+// failure but an answer by which the API server refused the write before applying it (a 4xx
+// such as Invalid, Forbidden, Conflict or NotFound). A timeout, the round's deadline, a lost
+// connection (EOF, reset) or a 5xx (etcdserver: request timed out) may all follow the write's
+// commit.
+func mayHaveLanded(err error) bool {
+	refused := apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) || apierrors.IsForbidden(err) ||
+		apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) || apierrors.IsConflict(err) ||
+		apierrors.IsMethodNotSupported(err) || apierrors.IsNotAcceptable(err) || apierrors.IsUnsupportedMediaType(err) ||
+		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsTooManyRequests(err) || apierrors.IsGone(err) ||
+		apierrors.IsAlreadyExists(err)
+	return !refused
 }
 
 // remember records the round's outcome in the memory before anything is written to the status:
 // the history, the ScaledToZero mark after a rescale, the target's replicas, and the time of a
-// rescale (see rescaleGap).
+// rescale (see rescaleGap). A rescale that may have landed counts as made, and a scale to a zero
+// podpilot holds marks the zero (True wins: if the write did not land, the mark is harmless
+// above zero, while a zero left unmarked would strand the target).
 func (c *Controller) remember(tm *term, pa *podpilotv1alpha1.PodAutoscaler, t target, d decision.Decision, r rescaled, now time.Time) {
 	tm.memory.update(pa, func(e *remembered) {
 		e.history, e.replicas = r.history, t.specReplicas
-		if r.applied {
+		switch {
+		case r.applied:
 			e.zeroKnown, e.zero, e.lastRescale = true, d.HoldsAtZero, now
+		case r.uncertain:
+			e.lastRescale = now
+			e.hold = e.hold.after(specconv.Behavior(pa.Spec.Behavior), t.specReplicas, d.DesiredReplicas, now)
+			if d.HoldsAtZero {
+				e.zeroKnown, e.zero = true, true
+			}
 		}
 	})
 }

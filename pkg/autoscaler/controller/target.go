@@ -38,8 +38,9 @@ type target struct {
 	selector labels.Selector
 }
 
-// scaler writes the scale subresource of one kind of workload.
+// scaler reads and writes the scale subresource of one kind of workload.
 type scaler interface {
+	GetScale(ctx context.Context, name string, opts metav1.GetOptions) (*autoscalingv1.Scale, error)
 	UpdateScale(ctx context.Context, name string, scale *autoscalingv1.Scale, opts metav1.UpdateOptions) (*autoscalingv1.Scale, error)
 }
 
