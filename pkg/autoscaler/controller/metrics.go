@@ -44,6 +44,8 @@ type Metrics struct {
 	queueDepth          *compbasemetrics.Gauge
 	requests            *compbasemetrics.CounterVec
 	calls               *compbasemetrics.CounterVec
+	models              *compbasemetrics.Gauge
+	modelBytes          *compbasemetrics.Gauge
 
 	rounds rounds
 }
@@ -103,14 +105,33 @@ func NewMetrics(r compbasemetrics.KubeRegistry) (*Metrics, error) {
 				"The difference to podpilot_autoscaler_metric_requests_total is what batching saved.",
 			StabilityLevel: compbasemetrics.ALPHA,
 		}, []string{"source"}),
+		models: compbasemetrics.NewGauge(&compbasemetrics.GaugeOpts{
+			Namespace: "podpilot", Subsystem: "autoscaler", Name: "prediction_models",
+			Help:           "Forecast models held (one per distinct history of PodAutoscalers with spec.prediction), at most --autoscaler-prediction-max-models.",
+			StabilityLevel: compbasemetrics.ALPHA,
+		}),
+		modelBytes: compbasemetrics.NewGauge(&compbasemetrics.GaugeOpts{
+			Namespace: "podpilot", Subsystem: "autoscaler", Name: "prediction_model_bytes",
+			Help:           "About how many bytes the forecast models held take, with the histories their refits extend.",
+			StabilityLevel: compbasemetrics.ALPHA,
+		}),
 	}
 	for _, c := range []compbasemetrics.Registerable{m.reconciliations, m.reconcileDuration, m.computations,
-		m.computationDuration, m.roundDuration, m.roundLateness, m.queueDepth, m.requests, m.calls} {
+		m.computationDuration, m.roundDuration, m.roundLateness, m.queueDepth, m.requests, m.calls, m.models, m.modelBytes} {
 		if err := r.Register(c); err != nil {
 			return nil, fmt.Errorf("register autoscaler metrics: %w", err)
 		}
 	}
 	return m, nil
+}
+
+// modelCache records the size of the forecast model cache.
+func (m *Metrics) modelCache(s cacheSize) {
+	if m == nil {
+		return
+	}
+	m.models.Set(float64(s.entries))
+	m.modelBytes.Set(float64(s.bytes))
 }
 
 // watch registers the per-PodAutoscaler series, read from lister while running() is true, and

@@ -19,10 +19,10 @@ func hwGrid() (alpha, beta, gamma []float64) {
 	return []float64{0.02, 0.05, 0.1, 0.2, 0.4}, []float64{0, 0.001}, []float64{0.02, 0.1, 0.25}
 }
 
-// fitHoltWinters runs additive double-seasonal Holt-Winters over the history from the robust
-// decomposition's initial state, for every factor of the grid, and forecasts from the state of the
-// factors with the least one-step squared error.
-func fitHoltWinters(d decomposition) func(time.Time) float64 {
+// setHoltWinters runs additive double-seasonal Holt-Winters over the history from the robust
+// decomposition's initial state, for every factor of the grid, and sets m to forecast from the
+// state of the factors with the least one-step squared error.
+func (m *Model) setHoltWinters(d decomposition) {
 	best, bestErr := hwState{}, math.Inf(1)
 	alphas, betas, gammas := hwGrid()
 	gammaWeek := []float64{0}
@@ -41,16 +41,9 @@ func fitHoltWinters(d decomposition) func(time.Time) float64 {
 			}
 		}
 	}
-	end := d.s.End()
-	last := end.Add(-d.s.Step) // the state is the level at the last value
-	return func(t time.Time) float64 {
-		h := float64(t.Sub(last)) / float64(d.s.Step)
-		v := best.level + h*best.trend + interpolate(d.s, best.daily, t)
-		if best.weekly != nil {
-			v += interpolate(d.s, best.weekly, t)
-		}
-		return v
-	}
+	// The state is the level at the last value.
+	m.base, m.slope, m.slopeUnit, m.origin = best.level, best.trend, d.s.Step, d.s.End().Add(-d.s.Step)
+	m.daily, m.weekly = best.daily, best.weekly
 }
 
 // runHoltWinters smooths the whole history with p and returns the final state and the sum of the
