@@ -47,8 +47,10 @@ func (m *Model) setHoltWinters(d decomposition) {
 }
 
 // runHoltWinters smooths the whole history with p and returns the final state and the sum of the
-// squared one-step errors after the first day (the warm-up). A missing value advances the level
-// by the trend and leaves the seasons as they are.
+// squared one-step errors after the first day (the warm-up). Each error is clipped to the outlier
+// bound before it updates the state or counts (robust Holt-Winters): a spike moves the level and
+// its slot of the profiles no more than a value at the bound would. A missing value advances the
+// level by the trend and leaves the seasons as they are.
 func (d decomposition) runHoltWinters(p hwParams) (hwState, float64) {
 	st := hwState{level: d.level[0], daily: append([]float64(nil), d.daily...)}
 	if d.weekly != nil {
@@ -66,8 +68,10 @@ func (d decomposition) runHoltWinters(p hwParams) (hwState, float64) {
 			continue
 		}
 		pred := st.level + st.trend + st.daily[ds] + w
+		e := d.clip(x - pred) // an outlier updates the state as one at the bound would
+		x = pred + e
 		if i >= d.perDay {
-			sse += (x - pred) * (x - pred)
+			sse += e * e
 		}
 		level := p.alpha*(x-st.daily[ds]-w) + (1-p.alpha)*(st.level+st.trend)
 		st.trend = p.beta*(level-st.level) + (1-p.beta)*st.trend
