@@ -137,14 +137,17 @@ func (m *models) get(ctx context.Context, p historyPlan) (fit, error) {
 		return held, nil
 	}
 	pending := m.start(ctx, p)
-	if pending.Done() {
-		if a, err := pending.Wait(ctx); err == nil {
+	servable := m.servable(held, ok, now)
+	if pending.Done() { // a refit just made, or a failed read within historyRetry
+		a, err := pending.Wait(ctx)
+		switch {
+		case err == nil:
 			return a.Value, nil
-		} else if !m.servable(held, ok, now) {
+		case !servable:
 			return fit{}, err
 		}
 	}
-	if m.servable(held, ok, now) {
+	if servable {
 		return held, nil
 	}
 	if ok {
