@@ -134,8 +134,22 @@ type Pending[V any] struct {
 	Served Served
 }
 
-// Wait waits for the answer until ctx ends; the call goes on for the others.
+// Done reports whether the answer is in: Wait then returns it at once, whatever its ctx.
+func (p Pending[V]) Done() bool {
+	select {
+	case <-p.c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Wait waits for the answer until ctx ends; the call goes on for the others. An answer already
+// in is returned even when ctx has ended.
 func (p Pending[V]) Wait(ctx context.Context) (Answer[V], error) {
+	if p.Done() {
+		return Answer[V]{Value: p.c.val, Asked: p.c.started, Served: p.Served}, p.c.err
+	}
 	select {
 	case <-p.c.done:
 		return Answer[V]{Value: p.c.val, Asked: p.c.started, Served: p.Served}, p.c.err

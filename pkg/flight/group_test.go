@@ -246,3 +246,27 @@ func TestAPanicInACallIsItsCallersErrorNotTheProcesssEnd(t *testing.T) {
 		t.Errorf("Get after the panic = %v, %v; want 7: the key is called again", a.Value, err)
 	}
 }
+
+func TestDoneSaysWhetherTheAnswerIsInAndWaitThenReturnsItWhateverItsContext(t *testing.T) {
+	g, err := New[string, int](nil, Policy{MaxAge: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	p := g.Ask(t.Context(), "k", true, func(context.Context) (int, error) { <-release; return 3, nil })
+	if p.Done() {
+		t.Fatal("Done while the call is blocked, want false")
+	}
+	close(release)
+	if _, err := g.Get(t.Context(), "k", nil); err != nil { // joins or reuses the call: it has finished after this
+		t.Fatal(err)
+	}
+	if !p.Done() {
+		t.Fatal("Done after the call finished, want true")
+	}
+	ended, cancel := context.WithCancel(t.Context())
+	cancel()
+	if a, err := p.Wait(ended); err != nil || a.Value != 3 {
+		t.Errorf("Wait with an ended context = %v, %v; want the answer in, 3", a.Value, err)
+	}
+}

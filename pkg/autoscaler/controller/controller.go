@@ -172,7 +172,7 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	fits, err := newModels(cfg.History, cfg.Clock, cfg.Options.PredictionRefresh)
+	fits, err := newModels(cfg.History, cfg.Clock, cfg.Options.PredictionRefresh, cfg.Options.PredictionMaxModels, cfg.Metrics.modelCache)
 	if err != nil {
 		return nil, err
 	}

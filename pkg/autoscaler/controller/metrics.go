@@ -45,6 +45,8 @@ type Metrics struct {
 	requests            *compbasemetrics.CounterVec
 	calls               *compbasemetrics.CounterVec
 	roundPanics         *compbasemetrics.Counter
+	models              *compbasemetrics.Gauge
+	modelBytes          *compbasemetrics.Gauge
 
 	rounds rounds
 }
@@ -110,14 +112,33 @@ func NewMetrics(r compbasemetrics.KubeRegistry) (*Metrics, error) {
 				"with ScalingActive False InternalError, and was retried; the process kept serving.",
 			StabilityLevel: compbasemetrics.ALPHA,
 		}),
+		models: compbasemetrics.NewGauge(&compbasemetrics.GaugeOpts{
+			Namespace: "podpilot", Subsystem: "autoscaler", Name: "prediction_models",
+			Help:           "Forecast models held (one per distinct history of PodAutoscalers with spec.prediction), at most --autoscaler-prediction-max-models.",
+			StabilityLevel: compbasemetrics.ALPHA,
+		}),
+		modelBytes: compbasemetrics.NewGauge(&compbasemetrics.GaugeOpts{
+			Namespace: "podpilot", Subsystem: "autoscaler", Name: "prediction_model_bytes",
+			Help:           "About how many bytes the forecast models held take, with the histories their refits extend.",
+			StabilityLevel: compbasemetrics.ALPHA,
+		}),
 	}
 	for _, c := range []compbasemetrics.Registerable{m.reconciliations, m.reconcileDuration, m.computations,
-		m.computationDuration, m.roundDuration, m.roundLateness, m.queueDepth, m.requests, m.calls, m.roundPanics} {
+		m.computationDuration, m.roundDuration, m.roundLateness, m.queueDepth, m.requests, m.calls, m.roundPanics, m.models, m.modelBytes} {
 		if err := r.Register(c); err != nil {
 			return nil, fmt.Errorf("register autoscaler metrics: %w", err)
 		}
 	}
 	return m, nil
+}
+
+// modelCache records the size of the forecast model cache.
+func (m *Metrics) modelCache(s cacheSize) {
+	if m == nil {
+		return
+	}
+	m.models.Set(float64(s.entries))
+	m.modelBytes.Set(float64(s.bytes))
 }
 
 // watch registers the per-PodAutoscaler series, read from lister while running() is true, and

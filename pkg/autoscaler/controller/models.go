@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
-	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -23,18 +23,32 @@ const historyStep = time.Minute
 // values may have been read before all their samples landed.
 const historyOverlap = 2 * historyStep
 
-// fitTimeout bounds one refit: reading the history and fitting it.
+// fitTimeout bounds one refit once its turn came: reading the history and fitting it.
 const fitTimeout = time.Minute
 
 // historyRetry is how long a history that could not be read stays so before it is read again.
 const historyRetry = time.Minute
 
 // maxStaleFits is how many refreshes a model is served past its refresh while its refit runs or
-// fails: a round never waits for a due refit while the model before it is this recent.
+// fails: a round never waits for a refit, and past this the forecast is off until it lands.
 const maxStaleFits = 1
+
+// maxHistoryReads is how many history reads run at once, whatever the number of keys due: after
+// a start (a restart, a new leader) every key's first read is due together, and each may be
+// several query_range chunks over a namespace's pods; the others queue, so their fits land
+// spread over time.
+const maxHistoryReads = 4
+
+// refreshJitter is the largest share of the refresh by which a fit falls due early, drawn at
+// random per fit, so that keys fitted together after a start do not all fall due together again.
+const refreshJitter = 0.2
 
 // errHistoryUnavailable means a metric's history could not be read; the forecast is then off.
 var errHistoryUnavailable = errors.New("history unavailable")
+
+// errForecastNotReady means a key's first fit (or its refit, past maxStaleFits) is still running
+// in the background: the round goes on reactively, and the forecast starts once it lands.
+var errForecastNotReady = errors.New("the forecast is not ready yet: its history is being read and fitted in the background")
 
 // modelKey is one fitted history: what is distinct for the fitting cost, and how far back it
 // reaches. Every PodAutoscaler whose metric has the same key shares its model.
@@ -64,161 +78,157 @@ type historyPlan struct {
 }
 
 // fit is a model fitted on one history at a time, or why the history could not be fitted
-// (refused, an error of forecast.Fit).
+// (refused, an error of forecast.Fit), and when it falls due for a refit.
 type fit struct {
 	model   *forecast.Model
 	refused error
 	at      time.Time
+	due     time.Time
 }
 
 // models fits and shares the forecast models: one per distinct history (modelKey), fitted again
-// every refresh, never per round, whatever the number of PodAutoscalers on it. Its policy: a fit
-// or a refusal (history too short, gappy, not seasonal) is reused for refresh from when its read
-// started; a history that could not be read is read again after historyRetry, so a failing
-// Prometheus costs one read per key per historyRetry, and a blip costs the forecast a minute, not
-// a refresh; one refit per key runs at a time, bounded by fitTimeout, and a round waits for it
-// within its own deadline only when no model of the key is held: a due refit of a held model runs
-// in the background while the held model answers, for up to maxStaleFits refreshes more, so the
-// fitting cost never lands on a round. Fits (CPU) run at most fitSlots at a time. It keeps the last
-// history read per key, so that a refit reads only the
-// values since (and historyOverlap), and drops a key's history and fit when no refit read it for
-// three refreshes.
+// every refresh, never per round, whatever the number of PodAutoscalers on it. Its policy:
+//   - A round never waits for a fit. It takes the fit held for its key (a model, or a refusal:
+//     history too short, gappy, not seasonal), which is reused until it falls due, a refresh
+//     after its read (less a random refreshJitter of it); a due one starts a refit in the
+//     background and is served meanwhile, a model for up to maxStaleFits refreshes more. With
+//     no fit held (a start, a new key, an evicted one), the round starts the fit in the
+//     background and goes on without a forecast (errForecastNotReady).
+//   - A refusal is held like a model: it is tried again at its refresh, never within.
+//   - A history that could not be read is read again after historyRetry: a failing Prometheus
+//     costs one read per key per historyRetry.
+//   - One refit per key runs at a time; at most maxHistoryReads reads and the fitSlots fits run
+//     at once, the others queue (for up to a refresh), and each is bounded by fitTimeout.
+//   - The histories and fits held are bounded by maxEntries (see modelCache).
 type models struct {
 	source  metrics.HistorySource
 	clock   clock.PassiveClock
 	refresh time.Duration
 	group   *flight.Group[modelKey, fit]
-	// fitSlots bounds the fits running at once: refits of many keys fall due together.
-	fitSlots chan struct{}
-
-	mu   sync.Mutex
-	held map[modelKey]heldHistory
+	// readSlots bounds the history reads running at once, fitSlots the fits (CPU).
+	readSlots, fitSlots chan struct{}
+	cache               *modelCache
 }
 
-// heldHistory is the history last read for a key, when, and what its fit made of it.
-type heldHistory struct {
-	series forecast.Series
-	read   time.Time
-	fit    fit
-}
-
-// newModels returns the models read from source, refitted every refresh; nil without a source.
-func newModels(source metrics.HistorySource, clk clock.PassiveClock, refresh time.Duration) (*models, error) {
+// newModels returns the models read from source, refitted every refresh, at most maxEntries of
+// them held; nil without a source. observe, when set, is told the cache's size at every change.
+func newModels(source metrics.HistorySource, clk clock.PassiveClock, refresh time.Duration, maxEntries int, observe func(cacheSize)) (*models, error) {
 	if source == nil {
 		return nil, nil
 	}
-	g, err := flight.New[modelKey, fit](clk, flight.Policy{MaxAge: min(historyRetry, refresh), KeepErrors: true, Timeout: fitTimeout})
+	g, err := flight.New[modelKey, fit](clk, flight.Policy{MaxAge: min(historyRetry, refresh), KeepErrors: true, MaxEntries: maxEntries})
 	if err != nil {
 		return nil, fmt.Errorf("build forecast model cache: %w", err)
 	}
-	slots := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
-	return &models{source: source, clock: clk, refresh: refresh, group: g, fitSlots: slots, held: map[modelKey]heldHistory{}}, nil
+	return &models{source: source, clock: clk, refresh: refresh, group: g,
+		readSlots: make(chan struct{}, maxHistoryReads), fitSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
+		cache: newModelCache(refresh, maxEntries, observe)}, nil
 }
 
-// get returns the model of p's history, fitting it when it is older than the refresh.
+// get returns the fit of p's history held now, starting its refit in the background when it is
+// due or none is held; it never waits for one.
 func (m *models) get(ctx context.Context, p historyPlan) (fit, error) {
 	if m == nil {
 		return fit{}, fmt.Errorf("no history source: %w", errHistoryUnavailable)
 	}
-	refit := func(ctx context.Context) (fit, error) { return m.refit(ctx, p) }
-	if f, ok := m.heldFit(p.key); ok && f.model != nil {
-		switch age := m.clock.Now().Sub(f.at); {
-		case age < m.refresh:
-			return f, nil
-		case age < time.Duration(1+maxStaleFits)*m.refresh:
-			m.group.Start(ctx, p.key, refit)
-			return f, nil
+	now := m.clock.Now()
+	held, ok := m.cache.use(p.key)
+	if ok && now.Before(held.due) {
+		return held, nil
+	}
+	pending := m.start(ctx, p)
+	servable := m.servable(held, ok, now)
+	if pending.Done() { // a refit just made, or a failed read within historyRetry
+		a, err := pending.Wait(ctx)
+		switch {
+		case err == nil:
+			return a.Value, nil
+		case !servable:
+			return fit{}, err
 		}
 	}
-	a, err := m.group.Get(ctx, p.key, refit)
-	return a.Value, err
+	if servable {
+		return held, nil
+	}
+	if ok {
+		return fit{}, fmt.Errorf("the model of %s fitted at %s is more than %d refreshes old and its refit has not landed: %w: %w",
+			p.key.Metric, held.at.UTC().Format(time.RFC3339), 1+maxStaleFits, errForecastNotReady, errHistoryUnavailable)
+	}
+	return fit{}, fmt.Errorf("history of %s: %w: %w", p.key.Metric, errForecastNotReady, errHistoryUnavailable)
 }
 
-// heldFit returns the fit held for key.
-func (m *models) heldFit(key modelKey) (fit, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	h, ok := m.held[key]
-	return h.fit, ok
+// servable reports whether the held fit f (ok: one is held) may answer at now while its refit
+// runs: a refusal until the refit says otherwise, a model for maxStaleFits refreshes past its due.
+func (m *models) servable(f fit, ok bool, now time.Time) bool {
+	return ok && (f.model == nil || now.Before(f.due.Add(time.Duration(maxStaleFits)*m.refresh)))
 }
 
-// refit returns the fit of p's history made less than a refresh ago, or reads the history up to
-// now (the part since the history held, when there is one) and fits it. Each value is the load
-// around its time: the query is evaluated half a step later.
+// start asks for p's fit: the refit in flight, an answer the flight policy lets it reuse, or a new
+// refit in the background. It never waits; the caller may (tests do).
+func (m *models) start(ctx context.Context, p historyPlan) flight.Pending[fit] {
+	return m.group.Ask(ctx, p.key, true, func(ctx context.Context) (fit, error) { return m.refit(ctx, p) })
+}
+
+// refit returns the fit of p's history held and not yet due, or waits its turn (up to a refresh),
+// reads the history up to now (the part since the history held, when there is one) and fits it,
+// within fitTimeout. Each value is the load around its time: the query is evaluated half a step
+// later.
 func (m *models) refit(ctx context.Context, p historyPlan) (fit, error) {
-	now := m.clock.Now()
-	if f, ok := m.recentFit(p.key, now); ok {
+	if f, ok := m.cache.fresh(p.key, m.clock.Now()); ok {
 		return f, nil
 	}
+	queued, cancel := context.WithTimeout(ctx, m.refresh)
+	defer cancel()
+	if err := acquire(queued, m.readSlots); err != nil {
+		return fit{}, fmt.Errorf("wait to read the history of %s in namespace %s: %w: %w", p.key.Metric, p.key.Namespace, errHistoryUnavailable, err)
+	}
+	defer release(m.readSlots)
+	ctx, cancel = context.WithTimeout(ctx, fitTimeout)
+	defer cancel()
+	now := m.clock.Now()
 	end := now.Add(-historyStep / 2).Truncate(historyStep)
 	start := end.Add(-p.key.window)
-	s := m.heldFrom(p.key, start, end)
-	from := s.End()
+	s := m.cache.heldFrom(p.key, start, end)
 	req := p.req
-	req.Start, req.End, req.Step = from.Add(historyStep/2), end.Add(historyStep/2), historyStep
-	read := m.source.ObjectsHistory
-	switch p.kind {
-	case externalHistory:
-		read = m.source.ExternalHistory
-	case resourceHistory:
-		read = m.source.ResourceHistory
-	}
-	values, err := read(ctx, req)
+	req.Start, req.End, req.Step = s.End().Add(historyStep/2), end.Add(historyStep/2), historyStep
+	values, err := m.read(p.kind)(ctx, req)
 	if err != nil {
 		return fit{}, fmt.Errorf("read the history of %s in namespace %s: %w: %w", p.key.Metric, p.key.Namespace, errHistoryUnavailable, err)
 	}
 	s.Values = append(s.Values, values...)
-	f := fit{at: now}
-	select {
-	case m.fitSlots <- struct{}{}:
-	case <-ctx.Done():
-		return fit{}, fmt.Errorf("fit the history of %s in namespace %s: %w", p.key.Metric, p.key.Namespace, ctx.Err())
+	if err := acquire(ctx, m.fitSlots); err != nil {
+		return fit{}, fmt.Errorf("fit the history of %s in namespace %s: %w", p.key.Metric, p.key.Namespace, err)
 	}
+	f := fit{at: now, due: now.Add(m.refresh - time.Duration(rand.Float64()*refreshJitter*float64(m.refresh)))}
 	f.model, err = forecast.Fit(s, forecast.HoltWinters)
-	<-m.fitSlots
+	release(m.fitSlots)
 	if err != nil {
 		f.refused = fmt.Errorf("fit the history of %s: %w", p.key.Metric, err)
 	}
-	m.keep(p.key, heldHistory{series: s, read: now, fit: f})
+	m.cache.keep(p.key, s, f, now)
 	return f, nil
 }
 
-// recentFit returns key's fit if it was made less than a refresh before now.
-func (m *models) recentFit(key modelKey, now time.Time) (fit, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	h, ok := m.held[key]
-	return h.fit, ok && now.Sub(h.fit.at) < m.refresh
+// read returns the read of metrics.HistorySource that serves histories of kind.
+func (m *models) read(kind historyKind) func(context.Context, metrics.HistoryRequest) ([]float64, error) {
+	switch kind {
+	case externalHistory:
+		return m.source.ExternalHistory
+	case resourceHistory:
+		return m.source.ResourceHistory
+	}
+	return m.source.ObjectsHistory
 }
 
-// heldFrom returns the history held for key from start on, without its last historyOverlap, or
-// an empty series at start when none is held that reaches that far.
-func (m *models) heldFrom(key modelKey, start, end time.Time) forecast.Series {
-	empty := forecast.Series{Start: start, Step: historyStep}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	h, ok := m.held[key]
-	if !ok || h.series.Step != historyStep || h.series.Start.After(start) || h.series.End().After(end.Add(historyStep)) {
-		return empty
+// acquire takes a slot of slots, or fails when ctx ends first.
+func acquire(ctx context.Context, slots chan struct{}) error {
+	select {
+	case slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	skip := int(start.Sub(h.series.Start) / historyStep)
-	keep := len(h.series.Values) - int(historyOverlap/historyStep)
-	if skip >= keep {
-		return empty
-	}
-	values := make([]float64, keep-skip, len(h.series.Values)-skip+int(m.refresh/historyStep))
-	copy(values, h.series.Values[skip:keep])
-	return forecast.Series{Start: start, Step: historyStep, Values: values}
 }
 
-// keep holds h as key's history, and drops the histories no refit read for three refreshes.
-func (m *models) keep(key modelKey, h heldHistory) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.held[key] = h
-	for k, old := range m.held {
-		if h.read.Sub(old.read) > 3*m.refresh {
-			delete(m.held, k)
-		}
-	}
-}
+// release gives a slot of slots back.
+func release(slots chan struct{}) { <-slots }

@@ -96,6 +96,9 @@ type Options struct {
 	ScrapeMargin time.Duration
 	// PredictionRefresh is how often each forecast model is fitted again (spec.prediction).
 	PredictionRefresh time.Duration
+	// PredictionMaxModels bounds the forecast models held (one per distinct history); past it the
+	// least recently used is evicted and refitted in the background at its next round.
+	PredictionMaxModels int
 }
 
 // NewOptions returns Options with their defaults.
@@ -114,6 +117,7 @@ func NewOptions() *Options {
 		AlignToScrapes:          true,
 		ScrapeMargin:            DefaultScrapeMargin,
 		PredictionRefresh:       DefaultPredictionRefresh,
+		PredictionMaxModels:     DefaultPredictionMaxModels,
 	}
 }
 
@@ -157,6 +161,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How often the forecast of PodAutoscalers with spec.prediction is fitted again on the metric's Prometheus history: once per "+
 			"distinct namespace, metric and selector (shared by every PodAutoscaler on it), reading only the history since the last fit; "+
 			"never per round. A history too short, gappy or not seasonal is tried again after it too; one that could not be read, after a minute.")
+	fs.IntVar(&o.PredictionMaxModels, "autoscaler-prediction-max-models", o.PredictionMaxModels,
+		"How many forecast models (one per distinct namespace, metric and selector with spec.prediction) are held, with the history "+
+			"each refit extends (about 250 KiB each with 28 days of history, see docs/predictive-scaling.md). Past it the least recently "+
+			"used is evicted, and refitted in the background at its next round (a full history read): set it above the number of distinct histories.")
 }
 
 // Validate returns every problem with the options.
@@ -190,6 +198,9 @@ func (o *Options) Validate() []error {
 		errs = append(errs, fmt.Errorf("--autoscaler-prediction-refresh must be within [1m, %s], got %s: a model answers for up to %d refreshes "+
 			"after its fit, one lead time ahead (at most %s, the bound of spec.prediction.leadTimeSeconds), within the forecast's horizon of %s",
 			maxPredictionRefresh, o.PredictionRefresh, 1+maxStaleFits, maxLead, forecast.MaxHorizon))
+	}
+	if o.PredictionMaxModels < 1 {
+		errs = append(errs, fmt.Errorf("--autoscaler-prediction-max-models must be at least 1, got %d", o.PredictionMaxModels))
 	}
 	if o.KubeAPIBurst < 1 {
 		errs = append(errs, fmt.Errorf("--kube-api-burst must be at least 1, got %d", o.KubeAPIBurst))

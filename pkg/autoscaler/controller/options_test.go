@@ -15,13 +15,14 @@ func TestFlagsSetOptions(t *testing.T) {
 	err := fs.Parse([]string{"--autoscaler-sync-period=30s", "--autoscaler-workers=8", "--autoscaler-downscale-stabilization=1m",
 		"--autoscaler-tolerance=0.2", "--autoscaler-cpu-initialization-period=1m", "--autoscaler-initial-readiness-delay=10s", "--autoscaler-enabled=false",
 		"--kube-api-qps=200", "--kube-api-burst=400", "--autoscaler-per-object-metrics=false",
-		"--autoscaler-align-to-scrapes=false", "--autoscaler-scrape-margin=2s", "--autoscaler-prediction-refresh=10m"})
+		"--autoscaler-align-to-scrapes=false", "--autoscaler-scrape-margin=2s", "--autoscaler-prediction-refresh=10m",
+		"--autoscaler-prediction-max-models=50"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := &Options{SyncPeriod: 30 * time.Second, Workers: 8, DownscaleStabilization: time.Minute, Tolerance: 0.2,
 		CPUInitializationPeriod: time.Minute, InitialReadinessDelay: 10 * time.Second, KubeAPIQPS: 200, KubeAPIBurst: 400,
-		ScrapeMargin: 2 * time.Second, PredictionRefresh: 10 * time.Minute}
+		ScrapeMargin: 2 * time.Second, PredictionRefresh: 10 * time.Minute, PredictionMaxModels: 50}
 	if diff := cmp.Diff(want, o); diff != "" {
 		t.Errorf("options (-want +got):\n%s", diff)
 	}
@@ -32,9 +33,9 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		t.Errorf("defaults: %v, want valid", errs)
 	}
 	o := &Options{SyncPeriod: 0, Workers: 0, DownscaleStabilization: -1, Tolerance: -0.1, CPUInitializationPeriod: -1, InitialReadinessDelay: -1,
-		KubeAPIQPS: 0, KubeAPIBurst: 0, ScrapeMargin: -1, PredictionRefresh: 0}
-	if errs := o.Validate(); len(errs) != 10 {
-		t.Errorf("got %d errors, want 10: %v", len(errs), errs)
+		KubeAPIQPS: 0, KubeAPIBurst: 0, ScrapeMargin: -1, PredictionRefresh: 0, PredictionMaxModels: 0}
+	if errs := o.Validate(); len(errs) != 11 {
+		t.Errorf("got %d errors, want 11: %v", len(errs), errs)
 	}
 }
 

@@ -98,9 +98,26 @@ func newPredictionFixture(t *testing.T, h *fakeHistory, mutate ...func(*podpilot
 	return f
 }
 
+// fitAt starts, at at, the fits of the histories of every PodAutoscaler of the fixture and waits
+// for them, as the rounds before at would have (a round never waits for a fit).
+func (f *fixture) fitAt(at time.Time) {
+	f.t.Helper()
+	f.clock.SetTime(at)
+	pas, err := f.podpilot.AutoscalingV1alpha1().PodAutoscalers(ns).List(f.t.Context(), metav1.ListOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for i := range pas.Items {
+		for _, p := range historyPlans(&pas.Items[i]) {
+			_, _ = f.ctrl.models.start(f.t.Context(), p).Wait(f.t.Context()) // a failed read is the rounds' to see
+		}
+	}
+}
+
 func TestScaleOutRaisesTheReplicasForTheLoadForecastOneLeadAhead(t *testing.T) {
 	h := &fakeHistory{load: eveningRush}
 	f := newPredictionFixture(t, h, predicting(podpilotv1alpha1.PredictionScaleOut))
+	f.fitAt(now)
 	f.syncAt(now)
 	pa := f.autoscaler()
 	if got := f.replicas("deployment"); got != 4 {
@@ -135,6 +152,7 @@ func TestScaleOutRaisesTheReplicasForTheLoadForecastOneLeadAhead(t *testing.T) {
 
 func TestForecastOnlyWritesNoScaleAndSaysWhatItWouldHaveDone(t *testing.T) {
 	f := newPredictionFixture(t, &fakeHistory{load: eveningRush}, predicting(podpilotv1alpha1.PredictionForecastOnly))
+	f.fitAt(now)
 	f.syncAt(now)
 	pa := f.autoscaler()
 	if got := f.replicas("deployment"); got != 1 {
@@ -160,6 +178,7 @@ func TestAHistoryTooShortTurnsTheForecastOffWithTheRefusalsReason(t *testing.T) 
 		return eveningRush(t)
 	}
 	f := newPredictionFixture(t, &fakeHistory{load: short}, predicting(podpilotv1alpha1.PredictionScaleOut))
+	f.fitAt(now)
 	f.syncAt(now)
 	pa := f.autoscaler()
 	if got := condition(pa, podpilotv1alpha1.ConditionPredictionActive); got != "False HistoryTooShort" {
@@ -173,6 +192,7 @@ func TestAHistoryTooShortTurnsTheForecastOffWithTheRefusalsReason(t *testing.T) 
 func TestAnUnreadableHistoryTurnsTheForecastOffAndIsReadAgainAfterAMinute(t *testing.T) {
 	h := &fakeHistory{load: eveningRush, err: errProm}
 	f := newPredictionFixture(t, h, predicting(podpilotv1alpha1.PredictionScaleOut))
+	f.fitAt(now)
 	f.syncAt(now)
 	f.syncAt(now.Add(15 * time.Second))
 	pa := f.autoscaler()
@@ -188,6 +208,7 @@ func TestAnUnreadableHistoryTurnsTheForecastOffAndIsReadAgainAfterAMinute(t *tes
 	h.mu.Lock()
 	h.err = nil
 	h.mu.Unlock()
+	f.fitAt(now.Add(historyRetry + time.Second))
 	f.syncAt(now.Add(historyRetry + time.Second))
 	if got := condition(f.autoscaler(), podpilotv1alpha1.ConditionPredictionActive); !strings.HasPrefix(got, "True") {
 		t.Errorf("PredictionActive a minute later = %s, want True", got)
@@ -196,6 +217,7 @@ func TestAnUnreadableHistoryTurnsTheForecastOffAndIsReadAgainAfterAMinute(t *tes
 
 func TestTurningPredictionOffClearsItsStatusAndCondition(t *testing.T) {
 	f := newPredictionFixture(t, &fakeHistory{load: eveningRush}, predicting(podpilotv1alpha1.PredictionForecastOnly))
+	f.fitAt(now)
 	f.syncAt(now)
 	pa := f.autoscaler()
 	pa.Spec.Prediction.Mode, pa.Generation = podpilotv1alpha1.PredictionOff, pa.Generation+1
@@ -213,6 +235,7 @@ func TestModelsAreSharedPerDistinctHistoryAndARefitReadsOnlyTheTail(t *testing.T
 	h := &fakeHistory{load: eveningRush}
 	f := newPredictionFixture(t, h)
 	p := seedQPSPlan()
+	waitForFit(t, f.ctrl.models, p, now)
 	for range 10 { // ten PodAutoscalers' rounds on the same metric and selector
 		if _, err := f.ctrl.models.get(t.Context(), p); err != nil {
 			t.Fatal(err)
@@ -249,35 +272,30 @@ func seedQPSPlan() historyPlan {
 	return historyPlan{key: key, req: metrics.HistoryRequest{Namespace: ns, Metric: "zdns_vanguard_qps"}}
 }
 
-// waitForFit gets p's model until it is one fitted at or after at.
+// waitForFit starts p's fit, or joins the one running, and waits for it: it must be one made at
+// or after at.
 func waitForFit(t *testing.T, m *models, p historyPlan, at time.Time) fit {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, err := m.get(t.Context(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !got.at.Before(at) {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no fit made at or after %s; the held one is from %s", at, got.at)
-		}
-		time.Sleep(time.Millisecond)
+	a, err := m.start(t.Context(), p).Wait(t.Context())
+	if err != nil {
+		t.Fatal(err)
 	}
+	if a.Value.at.Before(at) {
+		t.Fatalf("no fit made at or after %s; the one answered is from %s", at, a.Value.at)
+	}
+	return a.Value
 }
 
 // TestADueRefitNeverHoldsUpARound: once a model is held, its refit runs in the background while
-// the held model answers the rounds, for up to maxStaleFits refreshes past its refresh; only
-// past that does a round wait for the refit (within its own deadline).
+// the held model answers the rounds, for up to maxStaleFits refreshes past its refresh; past
+// that the forecast is off until the refit lands, and the round still does not wait.
 func TestADueRefitNeverHoldsUpARound(t *testing.T) {
 	h := &fakeHistory{load: eveningRush}
 	f := newPredictionFixture(t, h)
 	p := seedQPSPlan()
-	first, err := f.ctrl.models.get(t.Context(), p)
-	if err != nil || first.model == nil {
-		t.Fatalf("first fit: %+v, %v", first, err)
+	first := waitForFit(t, f.ctrl.models, p, now)
+	if first.model == nil {
+		t.Fatalf("first fit: %+v", first)
 	}
 	gate := make(chan struct{})
 	h.mu.Lock()
@@ -298,10 +316,8 @@ func TestADueRefitNeverHoldsUpARound(t *testing.T) {
 	h.gate = make(chan struct{})
 	h.mu.Unlock()
 	f.clock.Step(time.Duration(2+maxStaleFits) * DefaultPredictionRefresh) // the held model is too old to answer
-	short, cancelShort := context.WithTimeout(t.Context(), 50*time.Millisecond)
-	defer cancelShort()
-	if got, err := f.ctrl.models.get(short, p); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("past %d refreshes the round waits for the refit: got %+v, %v; want its deadline to end the wait", 1+maxStaleFits, got, err)
+	if got, err := f.ctrl.models.get(t.Context(), p); !errors.Is(err, errForecastNotReady) {
+		t.Errorf("past %d refreshes with the refit held up: got %+v, %v; want no forecast, not ready, at once", 1+maxStaleFits, got, err)
 	}
 	h.mu.Lock()
 	close(h.gate)

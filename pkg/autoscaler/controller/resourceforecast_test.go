@@ -95,6 +95,7 @@ func TestResourceAndContainerResourceMetricsAreForecastFromTheirResourceHistory(
 		"memory/vanguard": func(t time.Time) float64 { return eveningRush(t) / 1000 * 256 * mebibyte },
 	}}
 	f := newResourcePredictionFixture(t, h, podpilotv1alpha1.PredictionScaleOut)
+	f.fitAt(now)
 	f.syncAt(now)
 	pa := f.autoscaler()
 	if got := condition(pa, podpilotv1alpha1.ConditionPredictionActive); got != "True ForecastRaised" {
@@ -148,6 +149,7 @@ func TestWithoutResourceRulesAResourceMetricsForecastIsOffAndSaysWhy(t *testing.
 	noRules := errors.New(`history of resource cpu for pods matching "vg1-vanguard-[a-z0-9]+-[a-z0-9]+" in namespace "dns": ` +
 		"the history of resource metrics (cpu, memory) needs podpilot's resourceRules, the rules that serve metrics.k8s.io, and the rule file in force has none")
 	f := newResourcePredictionFixture(t, &resourceHistories{err: noRules}, podpilotv1alpha1.PredictionScaleOut)
+	f.fitAt(now)
 	f.syncAt(now)
 	pa := f.autoscaler()
 	c := meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive)

@@ -27,33 +27,7 @@ func BenchmarkSteadyRound(b *testing.B) {
 	for _, n := range []int{1000, 5000} {
 		b.Run(fmt.Sprintf("autoscalers=%d", n), func(b *testing.B) {
 			t := &testing.T{}
-			var objs []runtime.Object
-			pods := map[string][]string{}
-			var keys []cache.ObjectName
-			for i := range n {
-				space, name := fmt.Sprintf("ns%d", i%10), fmt.Sprintf("w%d", i)
-				lbl := map[string]string{"app": name}
-				uid := types.UID(space + "-" + name)
-				rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name + "-5d8f", Namespace: space, UID: uid + "-rs",
-					OwnerReferences: []metav1.OwnerReference{controllerRef("Deployment", name, uid)}}}
-				objs = append(objs, rs, &appsv1.Deployment{
-					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: space, UID: uid, ResourceVersion: "1"},
-					Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: lbl}},
-				})
-				for j := range 2 {
-					pod := seedPods(1)[0].(*corev1.Pod)
-					pod.Name, pod.Namespace, pod.Labels = fmt.Sprintf("%s-%d", name, j), space, lbl
-					pod.OwnerReferences = []metav1.OwnerReference{controllerRef("ReplicaSet", rs.Name, rs.UID)}
-					objs = append(objs, pod)
-					pods[space] = append(pods[space], pod.Name)
-				}
-				pa := seedAutoscaler(func(pa *podpilotv1alpha1.PodAutoscaler) {
-					pa.Name, pa.Namespace, pa.Spec.ScaleTargetName = name, space, name
-					pa.Spec.MaxReplicas = 10
-				})
-				objs = append(objs, pa)
-				keys = append(keys, cache.ObjectName{Namespace: space, Name: name})
-			}
+			objs, pods, keys := fleet(n)
 			perNamespace := customFunc(func(ctx context.Context, space string, sel labels.Selector, info provider.CustomMetricInfo, msel labels.Selector) (*custom_metrics.MetricValueList, error) {
 				return qpsPerPod("2000", pods[space]...)(ctx, space, sel, info, msel)
 			})
@@ -89,6 +63,39 @@ func BenchmarkSteadyRound(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/autoscaler")
 		})
 	}
+}
+
+// fleet is n PodAutoscalers in 10 namespaces, each on its own Deployment of 2 pods (maxReplicas
+// 10), mutated by mutate: the objects, the pod names per namespace and the PodAutoscalers' keys.
+func fleet(n int, mutate ...func(*podpilotv1alpha1.PodAutoscaler)) ([]runtime.Object, map[string][]string, []cache.ObjectName) {
+	var objs []runtime.Object
+	pods := map[string][]string{}
+	var keys []cache.ObjectName
+	for i := range n {
+		space, name := fmt.Sprintf("ns%d", i%10), fmt.Sprintf("w%d", i)
+		lbl := map[string]string{"app": name}
+		uid := types.UID(space + "-" + name)
+		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name + "-5d8f", Namespace: space, UID: uid + "-rs",
+			OwnerReferences: []metav1.OwnerReference{controllerRef("Deployment", name, uid)}}}
+		objs = append(objs, rs, &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: space, UID: uid, ResourceVersion: "1"},
+			Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: lbl}},
+		})
+		for j := range 2 {
+			pod := seedPods(1)[0].(*corev1.Pod)
+			pod.Name, pod.Namespace, pod.Labels = fmt.Sprintf("%s-%d", name, j), space, lbl
+			pod.OwnerReferences = []metav1.OwnerReference{controllerRef("ReplicaSet", rs.Name, rs.UID)}
+			objs = append(objs, pod)
+			pods[space] = append(pods[space], pod.Name)
+		}
+		pa := seedAutoscaler(append([]func(*podpilotv1alpha1.PodAutoscaler){func(pa *podpilotv1alpha1.PodAutoscaler) {
+			pa.Name, pa.Namespace, pa.Spec.ScaleTargetName = name, space, name
+			pa.Spec.MaxReplicas = 10
+		}}, mutate...)...)
+		objs = append(objs, pa)
+		keys = append(keys, cache.ObjectName{Namespace: space, Name: name})
+	}
+	return objs, pods, keys
 }
 
 // seedNamespace replaces the informers' contents for one namespace with the clientsets' objects.

@@ -19,9 +19,24 @@ type decomposition struct {
 	// daily is the profile over a day, indexed by daily slot; weekly the adjustment over a week,
 	// indexed by weekly slot (nil when the history is shorter than MinWeeklyHistory).
 	daily, weekly []float64
-	// strength is 1 - var(remainder) / var(values - level).
+	// bound is how far a value may stray from its level and season before it counts as an
+	// outlier: OutlierMADs robust standard deviations (1.4826 × MAD) of the remainder, at least
+	// MinOutlierShare of the median value; 0 when neither varies. Outliers are clipped to it in
+	// the strength and in Holt-Winters.
+	bound float64
+	// strength is 1 - var(remainder) / var(values - level), outliers clipped to bound.
 	strength float64
 }
+
+// OutlierMADs is how many robust standard deviations (1.4826 × the median absolute deviation) of
+// the decomposition's remainder a value may stray from its level and season before it counts as
+// an outlier: its excess is clipped, so that one spike (a minute at 100× the peak) neither turns
+// the forecast off as not seasonal nor lifts the profile at its time of day for weeks.
+const OutlierMADs = 5
+
+// MinOutlierShare is the least outlier bound, as a share of the history's median: a smooth load
+// whose remainder hardly varies still moves its forecast by what its profile misses.
+const MinOutlierShare = 0.05
 
 // decompose fits the daily profile, and the weekly adjustment when the history is long enough.
 // smooth is the width, in steps, of the moving average applied to the profile.
@@ -40,8 +55,36 @@ func decompose(s Series, smooth int) decomposition {
 	if time.Duration(len(s.Values))*s.Step >= MinWeeklyHistory {
 		d.weekly = d.profile(d.perWeek, smooth, d.daily)
 	}
+	d.bound = math.Max(OutlierMADs*d.robustSpread(), MinOutlierShare*median(finiteValues(s.Values)))
 	d.strength = d.seasonalStrength()
 	return d
+}
+
+// robustSpread is 1.4826 × the median absolute deviation of the remainder: its standard
+// deviation were it normal, whatever its outliers.
+func (d decomposition) robustSpread() float64 {
+	var rem []float64
+	for i, v := range d.s.Values {
+		if !math.IsNaN(v) {
+			rem = append(rem, v-d.level[i]-d.season(i))
+		}
+	}
+	m := median(rem)
+	for i, r := range rem {
+		rem[i] = math.Abs(r - m)
+	}
+	if mad := median(rem); mad > 0 {
+		return 1.4826 * mad
+	}
+	return 0
+}
+
+// clip bounds the deviation e of a value from its expectation to ±d.bound (unbounded when 0).
+func (d decomposition) clip(e float64) float64 {
+	if d.bound <= 0 {
+		return e
+	}
+	return math.Max(-d.bound, math.Min(d.bound, e))
 }
 
 // season is the daily profile plus the weekly adjustment at value i.
@@ -88,15 +131,17 @@ func (d decomposition) profile(n, width int, base []float64) []float64 {
 	return smoothCircular(p, width)
 }
 
-// seasonalStrength is 1 - var(remainder) / var(values - level), 0 when nothing varies.
+// seasonalStrength is 1 - var(remainder) / var(values - level), each value's remainder clipped
+// to the outlier bound; 0 when nothing varies.
 func (d decomposition) seasonalStrength() float64 {
 	var rem, detr []float64
 	for i, v := range d.s.Values {
 		if math.IsNaN(v) {
 			continue
 		}
-		detr = append(detr, v-d.level[i])
-		rem = append(rem, v-d.level[i]-d.season(i))
+		r := d.clip(v - d.level[i] - d.season(i))
+		detr = append(detr, r+d.season(i))
+		rem = append(rem, r)
 	}
 	vd := variance(detr)
 	if vd <= 1e-12*math.Max(1, meanAbs(d.s.Values)) {

@@ -81,16 +81,19 @@ func TestValuesUpToMaxValueFitOrAreRefusedWithoutAPanic(t *testing.T) {
 }
 
 func TestNonFiniteResultsAreErrorsNeverForecasts(t *testing.T) {
+	daily := make([]float64, int(24*time.Hour/step))
 	tests := []struct {
-		name    string
-		predict func(time.Time) float64
+		name  string
+		model Model
 	}{
-		{name: "a NaN prediction is an error", predict: func(time.Time) float64 { return math.NaN() }},
-		{name: "a +Inf prediction is an error", predict: func(time.Time) float64 { return math.Inf(1) }},
+		{name: "a NaN prediction is an error", model: Model{Method: HoltWinters, base: math.NaN(), daily: daily}},
+		{name: "a +Inf prediction is an error", model: Model{Method: HoltWinters, base: math.Inf(1), daily: daily}},
+		{name: "an empty profile is an error", model: Model{Method: HoltWinters, base: 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m := &Model{End: t0, step: step, predict: tc.predict}
+			m := tc.model
+			m.End, m.step, m.origin, m.slopeUnit = t0, step, t0, step
 			if v, err := m.At(t0.Add(time.Hour)); !errors.Is(err, ErrInvalidHistory) {
 				t.Errorf("At = %g, %v; want %v", v, err, ErrInvalidHistory)
 			}
@@ -110,7 +113,7 @@ func TestInterpolateReadsAnEmptyProfileAsNaN(t *testing.T) {
 func TestHoltWintersRefusesWhenNoFactorsGiveAFiniteError(t *testing.T) {
 	s := series(3*day, func(t time.Time) float64 { return 1e200 * float64(t.Unix()/300%2) })
 	d := decompose(s, DefaultSmoothing)
-	if _, err := fitHoltWinters(d); !errors.Is(err, ErrInvalidHistory) {
-		t.Errorf("fitHoltWinters on values whose errors overflow: %v, want %v", err, ErrInvalidHistory)
+	if err := (&Model{}).setHoltWinters(d); !errors.Is(err, ErrInvalidHistory) {
+		t.Errorf("setHoltWinters on values whose errors overflow: %v, want %v", err, ErrInvalidHistory)
 	}
 }

@@ -62,8 +62,38 @@ type Model struct {
 	Persistence float64
 	// step is the history's step.
 	step time.Duration
-	// predict returns the forecast at t.
-	predict func(t time.Time) float64
+	// The fitted state, all a forecast reads (kilobytes, not the history's decomposition): the
+	// forecast at t is base + slope × (t − origin) / slopeUnit + the daily profile at t + the
+	// weekly adjustment at t (nil without one). SeasonalNaive reads naive instead.
+	origin      time.Time
+	base, slope float64
+	slopeUnit   time.Duration
+	daily       []float64
+	weekly      []float64
+	// naive is the history SeasonalNaive repeats (the baseline); empty for the other methods.
+	naive Series
+}
+
+// Bytes is about how many bytes m holds (0 for nil): the model cache reports it.
+func (m *Model) Bytes() int64 {
+	if m == nil {
+		return 0
+	}
+	const fields = 160 // the struct and its slice headers
+	return fields + 8*int64(cap(m.daily)+cap(m.weekly)+cap(m.naive.Values))
+}
+
+// predict returns the forecast at t, before it is bounded below by 0.
+func (m *Model) predict(t time.Time) float64 {
+	if m.Method == SeasonalNaive {
+		return naiveAt(m.naive, t)
+	}
+	s := Series{Step: m.step}
+	v := m.base + m.slope*float64(t.Sub(m.origin))/float64(m.slopeUnit) + interpolate(s, m.daily, t)
+	if m.weekly != nil {
+		v += interpolate(s, m.weekly, t)
+	}
+	return v
 }
 
 // Fit checks the history and fits method on it. When the history is too short, too gappy or
@@ -88,15 +118,13 @@ func Fit(s Series, method Method) (*Model, error) {
 	}
 	switch method {
 	case SeasonalProfile:
-		m.predict = profilePredictor(d)
+		m.setProfile(d)
 	case HoltWinters:
-		p, err := fitHoltWinters(d)
-		if err != nil {
+		if err := m.setHoltWinters(d); err != nil {
 			return nil, err
 		}
-		m.predict = p
 	case SeasonalNaive:
-		m.predict = naivePredictor(s)
+		m.naive = s
 	default:
 		return nil, fmt.Errorf("unknown method %q: %w", method, ErrInvalidHistory)
 	}
@@ -149,19 +177,16 @@ func (m *Model) Upper(t time.Time) (float64, error) {
 	return v * (1 + m.Headroom), err
 }
 
-// profilePredictor forecasts the recent level, moved by the trend, plus the season.
-func profilePredictor(d decomposition) func(time.Time) float64 {
-	level, slope, end := d.recentLevel(), d.trendPerDay(), d.s.End()
+// setProfile sets m to forecast the recent level, moved by the trend, plus the season.
+func (m *Model) setProfile(d decomposition) {
 	// The recent level is the median over RecentWindow: it stands for the middle of that window.
-	mid := end.Add(-RecentWindow / 2)
-	return func(t time.Time) float64 {
-		return level + slope*float64(t.Sub(mid))/float64(day) + d.seasonAt(t)
-	}
+	m.base, m.slope, m.slopeUnit, m.origin = d.recentLevel(), d.trendPerDay(), day, d.s.End().Add(-RecentWindow/2)
+	m.daily, m.weekly = d.daily, d.weekly
 }
 
-// naivePredictor repeats the history one week back, or one day back with less than a week and
+// naiveAt repeats the history s one week back from t, or one day back with less than a week and
 // MaxHorizon of history, interpolating between values and going back a further period over a gap.
-func naivePredictor(s Series) func(time.Time) float64 {
+func naiveAt(s Series, t time.Time) float64 {
 	period := week
 	if time.Duration(len(s.Values))*s.Step < week+MaxHorizon {
 		period = day
@@ -182,12 +207,10 @@ func naivePredictor(s Series) func(time.Time) float64 {
 		}
 		return (1-f)*v0 + f*v1
 	}
-	return func(t time.Time) float64 {
-		for back := t.Add(-period); !back.Before(s.Start); back = back.Add(-period) {
-			if v := at(back); !math.IsNaN(v) {
-				return v
-			}
+	for back := t.Add(-period); !back.Before(s.Start); back = back.Add(-period) {
+		if v := at(back); !math.IsNaN(v) {
+			return v
 		}
-		return 0
 	}
+	return 0
 }

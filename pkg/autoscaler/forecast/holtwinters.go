@@ -20,11 +20,11 @@ func hwGrid() (alpha, beta, gamma []float64) {
 	return []float64{0.02, 0.05, 0.1, 0.2, 0.4}, []float64{0, 0.001}, []float64{0.02, 0.1, 0.25}
 }
 
-// fitHoltWinters runs additive double-seasonal Holt-Winters over the history from the robust
-// decomposition's initial state, for every factor of the grid, and forecasts from the state of the
-// factors with the least one-step squared error. Factors whose error or state is not finite are
-// not chosen; when no factors are left, the history is invalid.
-func fitHoltWinters(d decomposition) (func(time.Time) float64, error) {
+// setHoltWinters runs additive double-seasonal Holt-Winters over the history from the robust
+// decomposition's initial state, for every factor of the grid, and sets m to forecast from the
+// state of the factors with the least one-step squared error. Factors whose error or state is not
+// finite are not chosen; when no factors are left, the history is invalid.
+func (m *Model) setHoltWinters(d decomposition) error {
 	best, bestErr, found := hwState{}, math.Inf(1), false
 	alphas, betas, gammas := hwGrid()
 	gammaWeek := []float64{0}
@@ -44,18 +44,12 @@ func fitHoltWinters(d decomposition) (func(time.Time) float64, error) {
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("no smoothing factors give a finite error: %w", ErrInvalidHistory)
+		return fmt.Errorf("no smoothing factors give a finite error: %w", ErrInvalidHistory)
 	}
-	end := d.s.End()
-	last := end.Add(-d.s.Step) // the state is the level at the last value
-	return func(t time.Time) float64 {
-		h := float64(t.Sub(last)) / float64(d.s.Step)
-		v := best.level + h*best.trend + interpolate(d.s, best.daily, t)
-		if best.weekly != nil {
-			v += interpolate(d.s, best.weekly, t)
-		}
-		return v
-	}, nil
+	// The state is the level at the last value.
+	m.base, m.slope, m.slopeUnit, m.origin = best.level, best.trend, d.s.Step, d.s.End().Add(-d.s.Step)
+	m.daily, m.weekly = best.daily, best.weekly
+	return nil
 }
 
 // finite tells whether every number of the state is finite and its daily profile is there.
@@ -74,8 +68,10 @@ func (st hwState) finite() bool {
 }
 
 // runHoltWinters smooths the whole history with p and returns the final state and the sum of the
-// squared one-step errors after the first day (the warm-up). A missing value advances the level
-// by the trend and leaves the seasons as they are.
+// squared one-step errors after the first day (the warm-up). Each error is clipped to the outlier
+// bound before it updates the state or counts (robust Holt-Winters): a spike moves the level and
+// its slot of the profiles no more than a value at the bound would. A missing value advances the
+// level by the trend and leaves the seasons as they are.
 func (d decomposition) runHoltWinters(p hwParams) (hwState, float64) {
 	st := hwState{level: d.level[0], daily: append([]float64(nil), d.daily...)}
 	if d.weekly != nil {
@@ -93,8 +89,10 @@ func (d decomposition) runHoltWinters(p hwParams) (hwState, float64) {
 			continue
 		}
 		pred := st.level + st.trend + st.daily[ds] + w
+		e := d.clip(x - pred) // an outlier updates the state as one at the bound would
+		x = pred + e
 		if i >= d.perDay {
-			sse += (x - pred) * (x - pred)
+			sse += e * e
 		}
 		level := p.alpha*(x-st.daily[ds]-w) + (1-p.alpha)*(st.level+st.trend)
 		st.trend = p.beta*(level-st.level) + (1-p.beta)*st.trend

@@ -44,8 +44,9 @@ const historyLabel = "podpilot_history"
 
 // ObjectsHistory returns, at each step of req, the sum of custom metric req.Metric over the
 // objects of req.Resource in req.Namespace whose names match req.Names, through the rule that
-// serves it; NaN where none has a value. The sum is made by Prometheus (one series comes back,
-// whatever the number of objects), from range queries of fewer than
+// serves it; NaN where none has a value. The names are matched in the query's series selector,
+// so Prometheus reads only the target's series, not the namespace's; the sum is made by
+// Prometheus (one series comes back, whatever the number of objects), from range queries of fewer than
 // prometheus.MaxRangePoints steps each.
 func (f FreshReads) ObjectsHistory(ctx context.Context, req HistoryRequest) ([]float64, error) {
 	info := provider.CustomMetricInfo{GroupResource: req.Resource, Namespaced: true, Metric: req.Metric}
@@ -55,7 +56,7 @@ func (f FreshReads) ObjectsHistory(ctx context.Context, req HistoryRequest) ([]f
 		return nil, statusError(what, err)
 	}
 	q, err := t.rule.Query(rules.ObjectRequest{Series: t.series, Resource: t.info.GroupResource, Namespace: t.objectNamespace(req.Namespace),
-		AllObjects: true, Selector: req.Selector})
+		AllObjects: true, NamesPattern: req.Names, Selector: req.Selector})
 	if err != nil {
 		return nil, statusError(what, err)
 	}

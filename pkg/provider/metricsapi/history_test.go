@@ -29,7 +29,7 @@ func rangeAnswer(sets []model.Metric, v func(i int) float64) func(string, time.T
 	}
 }
 
-func TestObjectsHistorySumsTheMatchingPodsInPrometheusAndKeepsOnlyTheirSeries(t *testing.T) {
+func TestObjectsHistorySelectsOnlyTheTargetsPodsInPromQLAndSumsThemThere(t *testing.T) {
 	prom := &fakeProm{series: seedSeries(), rangeQuery: rangeAnswer(
 		[]model.Metric{{historyLabel: "1"}, {}}, func(i int) float64 { return float64(i) })}
 	p := servingProvider(t, prom, "", seedPods()...)
@@ -43,7 +43,7 @@ func TestObjectsHistorySumsTheMatchingPodsInPrometheusAndKeepsOnlyTheirSeries(t 
 	if diff := cmp.Diff([]float64{0, 1, 2, 3}, got); diff != "" {
 		t.Errorf("history (-want +got):\n%s", diff)
 	}
-	want := `sum by (podpilot_history) (label_replace(sum(rate(zdns_vanguard_queries_total{namespace="ns",pod!=""}[1m])) by (pod), "podpilot_history", "1", "pod", "web-[a-z0-9]+-[a-z0-9]+"))`
+	want := `sum by (podpilot_history) (label_replace(sum(rate(zdns_vanguard_queries_total{namespace="ns",pod=~"web-[a-z0-9]+-[a-z0-9]+"}[1m])) by (pod), "podpilot_history", "1", "pod", "web-[a-z0-9]+-[a-z0-9]+"))`
 	if len(prom.queries) != 1 || prom.queries[0] != want {
 		t.Errorf("queries = %q, want [%s]", prom.queries, want)
 	}

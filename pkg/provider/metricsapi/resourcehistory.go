@@ -25,7 +25,8 @@ var errUnknownResource = errors.New("resourceRules serve cpu and memory only")
 // ResourceHistory returns, at each step of req, the usage of resource req.Metric (cpu in cores,
 // memory in bytes: the units of metrics.k8s.io's values) summed over the pods in req.Namespace
 // whose names match req.Names (req.Resource must be pods) and over their containers, or only
-// container req.Container of each, through the containerQuery of podpilot's resourceRules;
+// container req.Container of each, through the containerQuery of podpilot's resourceRules, the
+// names matched in its series selector so that Prometheus reads only the target's pods;
 // NaN where none has a value. As metrics.k8s.io counts them, a NaN or negative sample is usage
 // 0. The sum is made by Prometheus, from range queries of fewer than prometheus.MaxRangePoints
 // steps each. Without resourceRules it fails with ErrNoResourceRules.
@@ -63,7 +64,7 @@ func resourceHistoryQuery(rq *rules.ResourceQueries, req HistoryRequest) (string
 	if req.Resource != pods {
 		return "", nil, fmt.Errorf("resource %s of %s: %w", req.Metric, req.Resource.String(), errUnknownResource)
 	}
-	q, err := rule.ContainerQuery(rules.ObjectRequest{Resource: pods, Namespace: req.Namespace, AllObjects: true})
+	q, err := rule.ContainerQuery(rules.ObjectRequest{Resource: pods, Namespace: req.Namespace, AllObjects: true, NamesPattern: req.Names})
 	if err != nil {
 		return "", nil, err
 	}

@@ -52,7 +52,7 @@ func compiledResourceRules(t *testing.T, file string) *rules.ResourceQueries {
 	return set.Resource
 }
 
-func TestResourceHistorySumsTheTargetsPodsThroughTheResourceRules(t *testing.T) {
+func TestResourceHistorySelectsOnlyTheTargetsPodsInPromQLThroughTheResourceRules(t *testing.T) {
 	rq := compiledResourceRules(t, cadvisorResourceRules)
 	pods := schema.GroupResource{Resource: "pods"}
 	const names = "web-[a-z0-9]+-[a-z0-9]+"
@@ -68,21 +68,21 @@ func TestResourceHistorySumsTheTargetsPodsThroughTheResourceRules(t *testing.T) 
 		name:  "cpu sums the cores of every container of the target's pods only, through the cpu rule's containerQuery and pod label",
 		rq:    rq,
 		req:   HistoryRequest{Namespace: "ns", Metric: "cpu", Resource: pods, Names: names},
-		want:  `sum by (podpilot_history) (label_replace((sum by (kubernetes_pod,kubernetes_container) (rate(container_cpu_usage_seconds_total{container!="",namespace="ns",kubernetes_pod!=""}[3m]))) >= 0, "podpilot_history", "1", "kubernetes_pod", "web-[a-z0-9]+-[a-z0-9]+"))`,
+		want:  `sum by (podpilot_history) (label_replace((sum by (kubernetes_pod,kubernetes_container) (rate(container_cpu_usage_seconds_total{container!="",namespace="ns",kubernetes_pod=~"web-[a-z0-9]+-[a-z0-9]+"}[3m]))) >= 0, "podpilot_history", "1", "kubernetes_pod", "web-[a-z0-9]+-[a-z0-9]+"))`,
 		keeps: []model.Metric{{historyLabel: "1"}},
 		drops: []model.Metric{{}},
 	}, {
 		name:  "memory sums the bytes of the target's pods through the memory rule, in bytes as metrics.k8s.io serves them",
 		rq:    rq,
 		req:   HistoryRequest{Namespace: "ns", Metric: "memory", Resource: pods, Names: names},
-		want:  `sum by (podpilot_history) (label_replace((sum by (kubernetes_pod,kubernetes_container) (container_memory_working_set_bytes{container!="",namespace="ns",kubernetes_pod!=""})) >= 0, "podpilot_history", "1", "kubernetes_pod", "web-[a-z0-9]+-[a-z0-9]+"))`,
+		want:  `sum by (podpilot_history) (label_replace((sum by (kubernetes_pod,kubernetes_container) (container_memory_working_set_bytes{container!="",namespace="ns",kubernetes_pod=~"web-[a-z0-9]+-[a-z0-9]+"})) >= 0, "podpilot_history", "1", "kubernetes_pod", "web-[a-z0-9]+-[a-z0-9]+"))`,
 		keeps: []model.Metric{{historyLabel: "1"}},
 		drops: []model.Metric{{}},
 	}, {
 		name:  "a ContainerResource history keeps only that container of the target's pods, by the rule's container label, its name quoted",
 		rq:    rq,
 		req:   HistoryRequest{Namespace: "ns", Metric: "cpu", Resource: pods, Names: names, Container: "app.v2"},
-		want:  `sum by (podpilot_history, podpilot_history_1) (label_replace(label_replace((sum by (kubernetes_pod,kubernetes_container) (rate(container_cpu_usage_seconds_total{container!="",namespace="ns",kubernetes_pod!=""}[3m]))) >= 0, "podpilot_history", "1", "kubernetes_pod", "web-[a-z0-9]+-[a-z0-9]+"), "podpilot_history_1", "1", "kubernetes_container", "app\\.v2"))`,
+		want:  `sum by (podpilot_history, podpilot_history_1) (label_replace(label_replace((sum by (kubernetes_pod,kubernetes_container) (rate(container_cpu_usage_seconds_total{container!="",namespace="ns",kubernetes_pod=~"web-[a-z0-9]+-[a-z0-9]+"}[3m]))) >= 0, "podpilot_history", "1", "kubernetes_pod", "web-[a-z0-9]+-[a-z0-9]+"), "podpilot_history_1", "1", "kubernetes_container", "app\\.v2"))`,
 		keeps: []model.Metric{{historyLabel: "1", historyLabel + "_1": "1"}},
 		drops: []model.Metric{{}, {historyLabel: "1"}, {historyLabel + "_1": "1"}},
 	}, {

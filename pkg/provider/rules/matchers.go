@@ -175,6 +175,15 @@ func namesMatcher(label string, names []string, all bool) (Matcher, error) {
 	}
 }
 
+// patternMatcher matches object names on a resource label with the RE2 expression pattern, which
+// PromQL anchors: the objects whose whole name matches.
+func patternMatcher(label, pattern string) (Matcher, error) {
+	if _, err := regexp.Compile("^(?:" + pattern + ")$"); err != nil || !utf8.ValidString(pattern) {
+		return Matcher{}, fmt.Errorf("object name pattern %q: %w", pattern, ErrInvalidValue)
+	}
+	return Matcher{Label: label, Op: string(opRegex), Value: pattern}, nil
+}
+
 // NamesMatcherBytes returns the size in bytes of the quoted object-name matcher value that a
 // query for these names carries; callers compare it with MaxNamesMatcherBytes.
 func NamesMatcherBytes(names []string) int {

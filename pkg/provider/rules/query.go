@@ -28,6 +28,10 @@ type ObjectRequest struct {
 	AllObjects bool
 	// Selector is the metric label selector; nil selects everything.
 	Selector labels.Selector
+	// NamesPattern, with AllObjects, narrows every object to those whose name matches this RE2
+	// expression in whole (`label=~"pattern"`), in the series selector: Prometheus then reads
+	// only their series. A pattern that does not compile is ErrInvalidValue.
+	NamesPattern string
 }
 
 // ExternalRequest is a request for an external metric.
@@ -70,6 +74,11 @@ func objectQuery(c *compiledQuery, rm *resourceMapping, req ObjectRequest, extra
 	nm, err := namesMatcher(resLabel, req.Names, req.AllObjects)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", req.Resource.String(), err)
+	}
+	if req.AllObjects && req.NamesPattern != "" {
+		if nm, err = patternMatcher(resLabel, req.NamesPattern); err != nil {
+			return "", fmt.Errorf("%s: %w", req.Resource.String(), err)
+		}
 	}
 	ms = append(ms, nm)
 	groupBy := append([]string{resLabel}, extraGroupBy...)

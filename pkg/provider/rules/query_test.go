@@ -95,6 +95,13 @@ func TestQueryRendering(t *testing.T) {
 			wantLast: `max(timestamp(zdns_vanguard_queries_total{namespace="dns",pod!=""}))`,
 		},
 		{
+			name:     "AllObjects with a names pattern selects only the objects whose whole name matches it, in the series selector",
+			rule:     def.Custom[2],
+			req:      ObjectRequest{Series: "zdns_vanguard_qps", Resource: podsGR, Namespace: "dns", AllObjects: true, NamesPattern: `web-[a-z0-9]+-[a-z0-9]+`},
+			want:     `sum(zdns_vanguard_qps{namespace="dns",pod=~"web-[a-z0-9]+-[a-z0-9]+"}) by (pod)`,
+			wantLast: `max(timestamp(zdns_vanguard_qps{namespace="dns",pod=~"web-[a-z0-9]+-[a-z0-9]+"}))`,
+		},
+		{
 			name: "the metric selector narrows all objects' series",
 			rule: def.Custom[2],
 			req: ObjectRequest{Series: "zdns_vanguard_qps", Resource: podsGR, Namespace: "dns", AllObjects: true,
@@ -236,6 +243,7 @@ func TestQueryErrors(t *testing.T) {
 		{"a series name with PromQL syntax is refused", with(func(r *ObjectRequest) { r.Series = `up} or vector(1) #` }), ErrInvalidSeriesName},
 		{"a series name with a space and a brace is refused", with(func(r *ObjectRequest) { r.Series = "bad name{"; r.Names, r.AllObjects = nil, true }), ErrInvalidSeriesName},
 		{"an object name that is not UTF-8 is refused", with(func(r *ObjectRequest) { r.Names = []string{"a\xff"} }), ErrInvalidValue},
+		{"a names pattern that is no RE2 expression is refused", with(func(r *ObjectRequest) { r.Names, r.AllObjects, r.NamesPattern = nil, true, "web-(" }), ErrInvalidValue},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,7 +19,8 @@ type Scenario struct {
 const History = 28 * 24 * time.Hour
 
 // Scenarios are the synthetic traces predictive scaling is measured on: a weekday, a weekend
-// day, a holiday and a weekday with an unforecastable spike, each after four weeks of history
+// day, a holiday, a weekday with an unforecastable spike and one whose history has outliers,
+// each after four weeks of history
 // with noise, a 2%/week trend and a past holiday. Step is the trace's resolution (the sync period).
 func Scenarios(step time.Duration) []Scenario {
 	wed := scenarioDay()
@@ -32,8 +33,23 @@ func Scenarios(step time.Duration) []Scenario {
 		replayedDay(weekend, "a Saturday: the weekly pattern (a later, smaller ramp at 10:00)"),
 		replayedDay(holiday, "a weekday that runs a Sunday's pattern: the forecast expects a workday"),
 		SpikeScenario(step, 4),
+		OutliersScenario(step),
 		FlightsScenario(step),
 	}
+}
+
+// OutliersScenario is a weekday whose history holds single minutes at 100× the peak at the times
+// of day its ramps and peak come: 08:02 five days before, 13:03 a week before and 15:00 twelve
+// days before. The forecast of those times must not follow them.
+func OutliersScenario(step time.Duration) Scenario {
+	day := scenarioDay()
+	s := baseSpec("outliers", 5, day, step)
+	s.Outliers = []Outlier{
+		{At: day.AddDate(0, 0, -5).Add(8*time.Hour + 2*time.Minute), Factor: 100},
+		{At: day.AddDate(0, 0, -7).Add(13*time.Hour + 3*time.Minute), Factor: 100},
+		{At: day.AddDate(0, 0, -12).Add(15 * time.Hour), Factor: 100},
+	}
+	return replayedDay(s, "a weekday whose history has three minutes at 100x the peak at its ramps' and peak's times of day")
 }
 
 // SpikeScenario is the spike scenario with the noise of seed: a weekday with a 2.5× burst at

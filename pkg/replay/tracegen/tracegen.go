@@ -57,6 +57,16 @@ type Spec struct {
 	Holidays []time.Time
 	// Spikes are unforecastable bursts.
 	Spikes []Spike
+	// Outliers are single wrong minutes (a scrape of a bad exporter, a counter glitch).
+	Outliers []Outlier
+}
+
+// Outlier sets the load of the minute from At to Factor × the peak, whatever the load around it.
+type Outlier struct {
+	// At is when the outlier's minute starts.
+	At time.Time
+	// Factor is the load in that minute, in peaks.
+	Factor float64
 }
 
 // Spike multiplies the load by Factor for Duration from At, ramping up in a minute.
@@ -112,8 +122,21 @@ func Generate(s Spec) Trace {
 		slow = phi*slow + math.Sqrt(1-phi*phi)*r.NormFloat64()
 		noise := 1 + s.Noise/math.Sqrt2*(slow+r.NormFloat64())
 		tr.Load[i] = math.Max(0, s.base(t)*noise*s.spike(t))
+		if f, ok := s.outlier(t); ok {
+			tr.Load[i] = f * s.Peak
+		}
 	}
 	return tr
+}
+
+// outlier is the factor of the outlier whose minute holds t, if one does.
+func (s Spec) outlier(t time.Time) (float64, bool) {
+	for _, o := range s.Outliers {
+		if d := t.Sub(o.At); d >= 0 && d < time.Minute {
+			return o.Factor, true
+		}
+	}
+	return 0, false
 }
 
 // base is the noiseless load at t.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podpilot/podpilot/pkg/autoscaler/forecast"
 )
 
 func TestGenerate(t *testing.T) {
@@ -82,5 +84,58 @@ func TestWriteOpenMetricsCountsTheLoadPerPod(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+func TestTheOutliersScenarioHasItsOutliersInTheHistoryOnly(t *testing.T) {
+	sc := OutliersScenario(15 * time.Second)
+	tr, err := sc.Make()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outliers []time.Time
+	for i, v := range tr.Load {
+		if v >= 100*40000 {
+			outliers = append(outliers, tr.Start.Add(time.Duration(i)*tr.Step))
+		}
+	}
+	if len(outliers) != 3*4 { // three minutes of four 15 s values
+		t.Fatalf("%d values at 100x the peak, want 12: %v", len(outliers), outliers)
+	}
+	for _, at := range outliers {
+		if !at.Before(sc.From) {
+			t.Errorf("an outlier at %s, in the replayed day from %s: want them in the history only", at, sc.From)
+		}
+	}
+	names := []string{}
+	for _, s := range Scenarios(15 * time.Second) {
+		names = append(names, s.Name)
+	}
+	if !strings.Contains(strings.Join(names, ","), "outliers") {
+		t.Errorf("scenarios %v, want the outliers one among them", names)
+	}
+}
+
+func TestTheOutliersScenariosForecastFollowsTheLoadNotItsOutliers(t *testing.T) {
+	sc := OutliersScenario(time.Minute)
+	tr, err := sc.Make()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The morning ramp at 08:02, whose time of day had a minute at 100x the peak five days
+	// before: the forecast of a model fitted at 06:00 stays within 1.2x of the load.
+	s := forecast.Series{Start: tr.Start, Step: time.Minute, Values: tr.Load[:int(History/time.Minute)+6*60]}
+	m, err := forecast.Fit(s, forecast.HoltWinters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := sc.From.Add(8*time.Hour + 2*time.Minute)
+	got, err := m.At(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("forecast at %s = %.0f, load %.0f", at.Format("15:04"), got, tr.At(at))
+	if load := tr.At(at); got > 1.2*load {
+		t.Errorf("forecast at %s = %.0f, load %.0f: %.2fx, want within 1.2x", at.Format("15:04"), got, load, got/load)
 	}
 }
