@@ -47,24 +47,25 @@ const apiServiceCheckPeriod = time.Minute
 type APIServiceOptions struct {
 	// Owner is podpilot's own Service as namespace/name; empty turns the check off.
 	Owner string
-	// Groups is the comma-separated list of API groups whose APIServices the install
-	// registers for podpilot. metrics.k8s.io is checked as well whenever podpilot serves it.
-	Groups string
+	// SkipGroups are the groups whose APIServices the install leaves to another adapter
+	// (custom.metrics.k8s.io, external.metrics.k8s.io): they are not checked.
+	SkipGroups []string
 }
 
-// NewAPIServiceOptions returns the defaults: the check off, and the groups of manifests/.
+// NewAPIServiceOptions returns the defaults: the check off.
 func NewAPIServiceOptions() *APIServiceOptions {
-	return &APIServiceOptions{Groups: customMetricsGroup + "," + externalMetricsGroup}
+	return &APIServiceOptions{}
 }
 
 // AddFlags adds the APIService check's flags to fs.
 func (o *APIServiceOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Owner, "apiservice-owner", o.Owner, "podpilot's own Service as <namespace>/<name>. "+
-		"At start and every minute podpilot reads the APIServices of --apiservice-groups and logs an error for "+
-		"each that points at another Service (podpilot_apiservice_conflict{group}). Empty: no check.")
-	fs.StringVar(&o.Groups, "apiservice-groups", o.Groups, "Comma-separated API groups whose APIServices "+
-		"this install registers for podpilot (custom.metrics.k8s.io, external.metrics.k8s.io, metrics.k8s.io); "+
-		"the last occurrence of the flag wins. metrics.k8s.io is also checked whenever the rule file has resourceRules.")
+		"At start and every minute podpilot reads the APIServices of custom.metrics.k8s.io and external.metrics.k8s.io "+
+		"(less --apiservice-skip-groups; and metrics.k8s.io when the rule file has resourceRules) and logs an error for "+
+		"each that points at another Service (podpilot_apiservice_conflict{group}). It never writes them. Empty: no check.")
+	fs.StringSliceVar(&o.SkipGroups, "apiservice-skip-groups", o.SkipGroups, "API groups whose APIServices "+
+		"this install leaves to another adapter (custom.metrics.k8s.io, external.metrics.k8s.io), so not checked; "+
+		"repeated flags add up.")
 }
 
 // Validate returns every problem with the options.
@@ -75,9 +76,9 @@ func (o *APIServiceOptions) Validate() []error {
 			errs = append(errs, err)
 		}
 	}
-	for _, g := range o.groups() {
-		if _, ok := apiServiceVersions[g]; !ok {
-			errs = append(errs, fmt.Errorf("--apiservice-groups: %q is not one of custom.metrics.k8s.io, external.metrics.k8s.io, metrics.k8s.io", g))
+	for _, g := range o.SkipGroups {
+		if g != customMetricsGroup && g != externalMetricsGroup {
+			errs = append(errs, fmt.Errorf("--apiservice-skip-groups: %q is not one of custom.metrics.k8s.io, external.metrics.k8s.io", g))
 		}
 	}
 	return errs
@@ -90,17 +91,6 @@ func (o *APIServiceOptions) owner() (types.NamespacedName, error) {
 		return types.NamespacedName{}, fmt.Errorf("--apiservice-owner %q: want <namespace>/<service>", o.Owner)
 	}
 	return types.NamespacedName{Namespace: ns, Name: name}, nil
-}
-
-// groups returns the listed groups, without blanks and duplicates.
-func (o *APIServiceOptions) groups() []string {
-	var out []string
-	for _, g := range strings.Split(o.Groups, ",") {
-		if g = strings.TrimSpace(g); g != "" && !slices.Contains(out, g) {
-			out = append(out, g)
-		}
-	}
-	return out
 }
 
 // apiServiceConflict is an APIService of a group podpilot's install registers that points at
@@ -129,7 +119,7 @@ func newAPIServiceChecker(client dynamic.Interface, owner types.NamespacedName, 
 	g := metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Namespace: "podpilot",
 		Name:      "apiservice_conflict",
-		Help: "1 when an APIService of a group this install registers for podpilot (--apiservice-groups) points " +
+		Help: "1 when an APIService of a group this install registers for podpilot points " +
 			"at another Service than --apiservice-owner, by group; 0 when it points at podpilot or is absent.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"group"})
@@ -208,11 +198,16 @@ func (c *apiServiceChecker) run(ctx context.Context) error {
 	return nil
 }
 
-// apiServiceGroups returns the groups to check: those of the options, and metrics.k8s.io when
-// podpilot serves it.
+// apiServiceGroups returns the groups to check: custom and external metrics less those
+// skipped, and metrics.k8s.io when podpilot serves it.
 func apiServiceGroups(o *APIServiceOptions, servesResourceMetrics bool) []string {
-	groups := o.groups()
-	if servesResourceMetrics && !slices.Contains(groups, resourceMetricsGroup) {
+	var groups []string
+	for _, g := range []string{customMetricsGroup, externalMetricsGroup} {
+		if !slices.Contains(o.SkipGroups, g) {
+			groups = append(groups, g)
+		}
+	}
+	if servesResourceMetrics {
 		groups = append(groups, resourceMetricsGroup)
 	}
 	return groups

@@ -67,7 +67,7 @@ func TestAPIServiceCheck(t *testing.T) {
 		want: []apiServiceConflict{{APIService: "v1beta1.external.metrics.k8s.io", Group: externalMetricsGroup, Service: "keda/keda-operator-metrics-apiserver"}},
 	}, {
 		name:   "a group the install leaves out (external off beside KEDA) is not checked",
-		groups: []string{customMetricsGroup},
+		groups: apiServiceGroups(&APIServiceOptions{SkipGroups: []string{externalMetricsGroup}}, false),
 		objs:   []runtime.Object{apiService("v1beta1", externalMetricsGroup, "keda", "keda-operator-metrics-apiserver")},
 	}, {
 		name:   "a Service of the same name in another namespace is another Service",
@@ -76,7 +76,7 @@ func TestAPIServiceCheck(t *testing.T) {
 		want:   []apiServiceConflict{{APIService: "v1beta1.custom.metrics.k8s.io", Group: customMetricsGroup, Service: "monitoring/podpilot"}},
 	}, {
 		name:   "metrics-server's metrics.k8s.io is a conflict when podpilot serves resource metrics",
-		groups: apiServiceGroups(&APIServiceOptions{Groups: customMetricsGroup}, true),
+		groups: apiServiceGroups(&APIServiceOptions{}, true),
 		objs:   []runtime.Object{apiService("v1beta1", resourceMetricsGroup, "kube-system", "metrics-server")},
 		want:   []apiServiceConflict{{APIService: "v1beta1.metrics.k8s.io", Group: resourceMetricsGroup, Service: "kube-system/metrics-server"}},
 	}, {
@@ -109,7 +109,7 @@ func TestAPIServiceConflictGauge(t *testing.T) {
 	c, client, r := newFakeAPIServiceChecker(t, []string{customMetricsGroup, externalMetricsGroup},
 		apiService("v1beta1", externalMetricsGroup, "keda", "keda-operator-metrics-apiserver"))
 	want := `
-# HELP podpilot_apiservice_conflict [ALPHA] 1 when an APIService of a group this install registers for podpilot (--apiservice-groups) points at another Service than --apiservice-owner, by group; 0 when it points at podpilot or is absent.
+# HELP podpilot_apiservice_conflict [ALPHA] 1 when an APIService of a group this install registers for podpilot points at another Service than --apiservice-owner, by group; 0 when it points at podpilot or is absent.
 # TYPE podpilot_apiservice_conflict gauge
 podpilot_apiservice_conflict{group="custom.metrics.k8s.io"} 0
 podpilot_apiservice_conflict{group="external.metrics.k8s.io"} 1
@@ -135,11 +135,11 @@ func TestAPIServiceOptionsValidate(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "the defaults (check off) are valid", o: *NewAPIServiceOptions()},
-		{name: "an owner is namespace/name", o: APIServiceOptions{Owner: "podpilot-system/podpilot", Groups: "custom.metrics.k8s.io"}},
+		{name: "an owner is namespace/name", o: APIServiceOptions{Owner: "podpilot-system/podpilot", SkipGroups: []string{externalMetricsGroup}}},
 		{name: "an owner without a namespace is refused", o: APIServiceOptions{Owner: "podpilot"}, wantErr: true},
 		{name: "an owner with two slashes is refused", o: APIServiceOptions{Owner: "a/b/c"}, wantErr: true},
-		{name: "an unknown group is refused", o: APIServiceOptions{Groups: "custom.metrics.k8s.io,keda.sh"}, wantErr: true},
-		{name: "no groups at all is valid", o: APIServiceOptions{Owner: "a/b", Groups: ""}},
+		{name: "an unknown group is refused", o: APIServiceOptions{SkipGroups: []string{"keda.sh"}}, wantErr: true},
+		{name: "metrics.k8s.io is not skipped by flag: podpilot checks it only when it serves it", o: APIServiceOptions{SkipGroups: []string{resourceMetricsGroup}}, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if errs := tc.o.Validate(); (len(errs) > 0) != tc.wantErr {
