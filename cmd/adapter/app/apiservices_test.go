@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -146,5 +147,26 @@ func TestAPIServiceOptionsValidate(t *testing.T) {
 				t.Errorf("Validate() = %v, want errors: %t", errs, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestAPIServiceSkipGroupsAddUp checks that repeated --apiservice-skip-groups flags add up, as
+// the chart and each kustomize component append one flag per group left out.
+func TestAPIServiceSkipGroupsAddUp(t *testing.T) {
+	o := NewAPIServiceOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--apiservice-owner=podpilot-system/podpilot",
+		"--apiservice-skip-groups=custom.metrics.k8s.io", "--apiservice-skip-groups=external.metrics.k8s.io"}); err != nil {
+		t.Fatal(err)
+	}
+	if errs := o.Validate(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if got := apiServiceGroups(o, false); len(got) != 0 {
+		t.Errorf("groups checked with both skipped: %v", got)
+	}
+	if diff := cmp.Diff([]string{resourceMetricsGroup}, apiServiceGroups(o, true)); diff != "" {
+		t.Errorf("groups checked when serving metrics.k8s.io (-want +got):\n%s", diff)
 	}
 }
