@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
-	k8stesting "k8s.io/client-go/testing"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
 )
@@ -119,7 +119,7 @@ podpilot_apiservice_conflict{group="external.metrics.k8s.io"} 1
 	if err := testutil.GatherAndCompare(r, strings.NewReader(want), "podpilot_apiservice_conflict"); err != nil {
 		t.Errorf("after a conflict: %v", err)
 	}
-	client.PrependReactor("get", "apiservices", func(k8stesting.Action) (bool, runtime.Object, error) {
+	client.PrependReactor("get", "apiservices", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, errors.New("forbidden")
 	})
 	c.update(t.Context())
