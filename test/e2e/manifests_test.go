@@ -283,6 +283,9 @@ var neededAccess = []access{
 	// metrics API: metadata informers of the default rules' resources
 	pp("list", "", "pods", "", "", ""), pp("watch", "", "pods", "", "", ""),
 	pp("list", "", "namespaces", "", "", ""), pp("watch", "", "namespaces", "", "", ""),
+	// the APIService check: read only, and only podpilot's groups
+	pp("get", "apiregistration.k8s.io", "apiservices", "", "", "v1beta1.external.metrics.k8s.io"),
+	pp("get", "apiregistration.k8s.io", "apiservices", "", "", "v1beta1.metrics.k8s.io"),
 	// API server: delegated authentication and authorization
 	pp("create", "authentication.k8s.io", "tokenreviews", "", "", ""),
 	pp("create", "authorization.k8s.io", "subjectaccessreviews", "", "", ""),
@@ -331,6 +334,10 @@ var deniedAccess = []access{
 	pp("update", "coordination.k8s.io", "leases", "", "kube-system", "kube-controller-manager"),
 	pp("delete", "coordination.k8s.io", "leases", "", podpilotNamespace, "podpilot"),
 	pp("get", "custom.metrics.k8s.io", "pods", "", "demo", "*"),
+	// APIServices are read, never written, and only podpilot's groups
+	pp("update", "apiregistration.k8s.io", "apiservices", "", "", "v1beta1.external.metrics.k8s.io"),
+	pp("delete", "apiregistration.k8s.io", "apiservices", "", "", "v1beta1.external.metrics.k8s.io"),
+	pp("get", "apiregistration.k8s.io", "apiservices", "", "", "v1.apps"),
 }
 
 func testServiceAccountAccess(t *testing.T) {

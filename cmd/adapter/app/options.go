@@ -34,6 +34,8 @@ type Options struct {
 	Autoscaler *controller.Options
 	// Tenancy limits what PodAutoscalers may read beyond their namespace.
 	Tenancy *metricsapi.TenancyOptions
+	// APIServices says which APIServices the install registers for podpilot.
+	APIServices *APIServiceOptions
 	// LeaderElection decides which replica runs the autoscaler.
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
 	// Logs configures klog through component-base.
@@ -47,6 +49,7 @@ func NewOptions() *Options {
 		Metrics:        metricsapi.NewOptions(),
 		Autoscaler:     controller.NewOptions(),
 		Tenancy:        metricsapi.NewTenancyOptions(),
+		APIServices:    NewAPIServiceOptions(),
 		LeaderElection: newLeaderElection(),
 		Logs:           logsapi.NewLoggingConfiguration(),
 	}
@@ -79,6 +82,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 
 	o.Prometheus.AddFlags(fss.FlagSet("prometheus"))
 	o.Metrics.AddFlags(fss.FlagSet("metrics discovery"))
+	o.APIServices.AddFlags(fss.FlagSet("metrics discovery"))
 	o.Autoscaler.AddFlags(fss.FlagSet("autoscaler"))
 	o.Tenancy.AddFlags(fss.FlagSet("autoscaler"))
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fss.FlagSet("leader election"))
@@ -96,6 +100,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.Metrics.Validate()...)
 	errs = append(errs, o.Autoscaler.Validate()...)
 	errs = append(errs, o.Tenancy.Validate()...)
+	errs = append(errs, o.APIServices.Validate()...)
 	errs = append(errs, logsapi.Validate(o.Logs, nil, nil).ToAggregate())
 	return utilerrors.NewAggregate(errs)
 }

@@ -105,6 +105,13 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 		cache:  cache,
 		parts:  []func(context.Context) error{provider.Run},
 	}
+	if o.APIServices.Owner != "" {
+		check, err := addAPIServiceCheck(o.APIServices, restCfg, registry, provider.ResourceQueries() != nil)
+		if err != nil {
+			return err
+		}
+		l.parts = append(l.parts, check)
+	}
 	if o.Autoscaler.Enabled {
 		run, err := addAutoscaler(o, restCfg, provider, registry, cache, srv.GenericAPIServer)
 		if err != nil {
