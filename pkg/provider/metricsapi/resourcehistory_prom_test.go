@@ -30,40 +30,24 @@ type cadvisorSeries struct {
 // into TSDB blocks with promtool and returns the TSDB's directory.
 func backfillCadvisor(t *testing.T, series []cadvisorSeries, start, end time.Time) string {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "cadvisor.om")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriter(f)
-	labels := func(s cadvisorSeries) string {
-		return fmt.Sprintf("namespace=%q,kubernetes_pod=%q,kubernetes_container=%q,container=%q", s.namespace, s.pod, s.container, s.container)
-	}
-	fmt.Fprint(w, "# TYPE container_cpu_usage_seconds counter\n")
-	for _, s := range series {
-		for at := start; !at.After(end); at = at.Add(15 * time.Second) {
-			fmt.Fprintf(w, "container_cpu_usage_seconds_total{%s} %g %d\n", labels(s), s.cores*at.Sub(start).Seconds(), at.Unix())
+	return backfill(t, func(w *bufio.Writer) {
+		labels := func(s cadvisorSeries) string {
+			return fmt.Sprintf("namespace=%q,kubernetes_pod=%q,kubernetes_container=%q,container=%q", s.namespace, s.pod, s.container, s.container)
 		}
-	}
-	fmt.Fprint(w, "# TYPE container_memory_working_set_bytes gauge\n")
-	for _, s := range series {
-		for at := start; !at.After(end); at = at.Add(15 * time.Second) {
-			fmt.Fprintf(w, "container_memory_working_set_bytes{%s} %g %d\n", labels(s), s.bytes, at.Unix())
+		fmt.Fprint(w, "# TYPE container_cpu_usage_seconds counter\n")
+		for _, s := range series {
+			for at := start; !at.After(end); at = at.Add(15 * time.Second) {
+				fmt.Fprintf(w, "container_cpu_usage_seconds_total{%s} %g %d\n", labels(s), s.cores*at.Sub(start).Seconds(), at.Unix())
+			}
 		}
-	}
-	fmt.Fprint(w, "# EOF\n")
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	tsdb := filepath.Join(dir, "tsdb")
-	if out, err := exec.CommandContext(t.Context(), "promtool", "tsdb", "create-blocks-from", "openmetrics", path, tsdb).CombinedOutput(); err != nil {
-		t.Fatalf("promtool tsdb create-blocks-from openmetrics: %v: %s", err, out)
-	}
-	return tsdb
+		fmt.Fprint(w, "# TYPE container_memory_working_set_bytes gauge\n")
+		for _, s := range series {
+			for at := start; !at.After(end); at = at.Add(15 * time.Second) {
+				fmt.Fprintf(w, "container_memory_working_set_bytes{%s} %g %d\n", labels(s), s.bytes, at.Unix())
+			}
+		}
+		fmt.Fprint(w, "# EOF\n")
+	})
 }
 
 // servePrometheus runs Prometheus on tsdb on a free loopback port, scraping nothing, until the
@@ -182,4 +166,29 @@ func TestResourceHistoryFromABackfilledPrometheus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// backfill writes OpenMetrics text with write into a file, turns it into TSDB blocks with promtool
+// and returns the TSDB's directory.
+func backfill(t *testing.T, write func(w *bufio.Writer)) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "series.om")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	write(w)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tsdb := filepath.Join(dir, "tsdb")
+	if out, err := exec.CommandContext(t.Context(), "promtool", "tsdb", "create-blocks-from", "openmetrics", path, tsdb).CombinedOutput(); err != nil {
+		t.Fatalf("promtool tsdb create-blocks-from openmetrics: %v: %s", err, out)
+	}
+	return tsdb
 }

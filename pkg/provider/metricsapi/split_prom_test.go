@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
+	"github.com/podpilot/podpilot/pkg/podcache/podcachetest"
 	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
@@ -40,34 +39,18 @@ func (c *lengthsClient) QueryLabels(ctx context.Context, q string, at time.Time,
 // minutes (and of a pod "discovered" at testNow, for discovery), as TSDB blocks, and returns the TSDB's directory.
 func backfillGauge(t *testing.T, pods []string) string {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "gauge.om")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriter(f)
-	end := time.Now().Truncate(15 * time.Second)
-	fmt.Fprint(w, "# TYPE http_requests gauge\n")
-	// Discovery runs on the test clock, at testNow.
-	fmt.Fprintf(w, "http_requests{namespace=\"shop\",pod=\"discovered\"} 0 %d\n", testNow.Unix())
-	for i, pod := range pods {
-		for at := end.Add(-10 * time.Minute); !at.After(end); at = at.Add(15 * time.Second) {
-			fmt.Fprintf(w, "http_requests{namespace=\"shop\",pod=%q} %g %d\n", pod, float64(i)+0.25, at.Unix())
+	return backfill(t, func(w *bufio.Writer) {
+		end := time.Now().Truncate(15 * time.Second)
+		fmt.Fprint(w, "# TYPE http_requests gauge\n")
+		// Discovery runs on the test clock, at testNow.
+		fmt.Fprintf(w, "http_requests{namespace=\"shop\",pod=\"discovered\"} 0 %d\n", testNow.Unix())
+		for i, pod := range pods {
+			for at := end.Add(-10 * time.Minute); !at.After(end); at = at.Add(15 * time.Second) {
+				fmt.Fprintf(w, "http_requests{namespace=\"shop\",pod=%q} %g %d\n", pod, float64(i)+0.25, at.Unix())
+			}
 		}
-	}
-	fmt.Fprintf(w, "http_requests{namespace=\"other\",pod=%q} 1e6 %d\n# EOF\n", pods[0], end.Unix())
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	tsdb := filepath.Join(dir, "tsdb")
-	if out, err := exec.CommandContext(t.Context(), "promtool", "tsdb", "create-blocks-from", "openmetrics", path, tsdb).CombinedOutput(); err != nil {
-		t.Fatalf("promtool tsdb create-blocks-from openmetrics: %v: %s", err, out)
-	}
-	return tsdb
+		fmt.Fprintf(w, "http_requests{namespace=\"other\",pod=%q} 1e6 %d\n# EOF\n", pods[0], end.Unix())
+	})
 }
 
 // TestASplitAnswerFromARealPrometheusIsTheUnsplitAnswer asks a real Prometheus, on a backfilled
@@ -80,7 +63,7 @@ func TestASplitAnswerFromARealPrometheusIsTheUnsplitAnswer(t *testing.T) {
 			t.Fatalf("%s is not on PATH: `make prometheus` (hack/install-prometheus.sh) installs it, as `make test-unit` does", tool)
 		}
 	}
-	pods := deploymentPodNames(5000)
+	pods := podcachetest.DeploymentPodNames(5000)
 	prom := servePrometheus(t, backfillGauge(t, pods))
 	info := provider.CustomMetricInfo{GroupResource: podsGR, Namespaced: true, Metric: "http_requests"}
 	web := labels.SelectorFromSet(labels.Set{"app": "web"})

@@ -17,6 +17,7 @@ import (
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
+	"github.com/podpilot/podpilot/pkg/podcache/podcachetest"
 	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
@@ -25,23 +26,7 @@ import (
 // queries.
 const victoriaMetricsMaxQueryLen = 16 << 10
 
-// deploymentPodNames returns n pod names as a Deployment's ReplicaSet names them, e.g.
-// "web-7d9f8c6b5d-x2k9p".
-func deploymentPodNames(n int) []string {
-	const alphabet = "bcdfghjklmnpqrstvwxz2456789" // the ReplicaSet suffix alphabet
-	names := make([]string, n)
-	for i := range names {
-		suffix := make([]byte, 5)
-		for j, k := 0, i; j < 5; j++ {
-			suffix[4-j] = alphabet[k%len(alphabet)]
-			k /= len(alphabet)
-		}
-		names[i] = "web-7d9f8c6b5d-" + string(suffix)
-	}
-	return names
-}
-
-// podNamesInQuery finds deploymentPodNames' names in a query.
+// podNamesInQuery finds podcachetest.DeploymentPodNames' names in a query.
 var podNamesInQuery = regexp.MustCompile(`web-7d9f8c6b5d-[a-z0-9]{5}`)
 
 // recordingProm answers every query with one sample per pod the query names (value: the pod's
@@ -148,7 +133,7 @@ func valuesByPod(list *custom_metrics.MetricValueList) map[string]int64 {
 }
 
 func TestALargeTargetIsAskedInQueriesUnderTheLimit(t *testing.T) {
-	pods := deploymentPodNames(5000)
+	pods := podcachetest.DeploymentPodNames(5000)
 	series := map[string][]model.LabelSet{podsQuery: {labelSet("http_requests", "namespace", "shop", "pod", pods[0])}}
 	info := provider.CustomMetricInfo{GroupResource: podsGR, Namespaced: true, Metric: "http_requests"}
 	web := labels.SelectorFromSet(labels.Set{"app": "web"})
@@ -207,7 +192,7 @@ func TestALargeTargetIsAskedInQueriesUnderTheLimit(t *testing.T) {
 }
 
 func TestALargeTargetIsAnsweredWholeOrNotAtAll(t *testing.T) {
-	pods := deploymentPodNames(5000)
+	pods := podcachetest.DeploymentPodNames(5000)
 	series := map[string][]model.LabelSet{podsQuery: {labelSet("http_requests", "namespace", "shop", "pod", pods[0])}}
 	info := provider.CustomMetricInfo{GroupResource: podsGR, Namespaced: true, Metric: "http_requests"}
 	web := labels.SelectorFromSet(labels.Set{"app": "web"})

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/podpilot/podpilot/pkg/podcache/podcachetest"
 )
 
 func benchRules(b *testing.B) *RuleSet {
@@ -97,7 +99,7 @@ func mustRequirements(sel labels.Selector) labels.Requirements {
 // split by name, and reports how many and the longest.
 func BenchmarkQueryChunks(b *testing.B) {
 	rule := benchRules(b).Custom[0]
-	req := ObjectRequest{Series: "zdns_vanguard_queries_total", Resource: podsGR, Namespace: "bench", Names: deploymentPods(5000)}
+	req := ObjectRequest{Series: "zdns_vanguard_queries_total", Resource: podsGR, Namespace: "bench", Names: podcachetest.DeploymentPodNames(5000)}
 	b.ReportAllocs()
 	var queries []string
 	for b.Loop() {

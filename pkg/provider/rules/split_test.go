@@ -11,26 +11,11 @@ import (
 
 	pmodel "github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/podpilot/podpilot/pkg/podcache/podcachetest"
 )
 
-// deploymentPods returns n pod names as a Deployment's ReplicaSet names them, e.g.
-// "web-7d9f8c6b5d-x2k9p", sorted (as the provider asks for them).
-func deploymentPods(n int) []string {
-	const alphabet = "bcdfghjklmnpqrstvwxz2456789" // the ReplicaSet suffix alphabet
-	names := make([]string, n)
-	for i := range names {
-		suffix := make([]byte, 5)
-		for j, k := 0, i; j < 5; j++ {
-			suffix[4-j] = alphabet[k%len(alphabet)]
-			k /= len(alphabet)
-		}
-		names[i] = "web-7d9f8c6b5d-" + string(suffix)
-	}
-	slices.Sort(names)
-	return names
-}
-
-// podNameRE finds deploymentPods' names in a query.
+// podNameRE finds podcachetest.DeploymentPodNames' names in a query.
 var podNameRE = regexp.MustCompile(`web-7d9f8c6b5d-[a-z0-9]{5}`)
 
 // splitTestRule compiles one custom rule on pods with metricsQuery query under limit.
@@ -50,7 +35,7 @@ func splitTestRule(t *testing.T, query string, limit int) *Rule {
 
 func TestQueriesForManyObjectsAreSplitUnderTheLimit(t *testing.T) {
 	pods := schema.GroupResource{Resource: "pods"}
-	names := deploymentPods(5000)
+	names := podcachetest.DeploymentPodNames(5000)
 	tests := []struct {
 		name  string
 		query string
@@ -101,7 +86,7 @@ func TestQueriesForManyObjectsAreSplitUnderTheLimit(t *testing.T) {
 
 func TestQueriesThatCannotBeSplitAreRefusedNamingTheLimitAndTheRule(t *testing.T) {
 	pods := schema.GroupResource{Resource: "pods"}
-	names := deploymentPods(5000)
+	names := podcachetest.DeploymentPodNames(5000)
 	zones := make([]string, 300) // 300 × 61 bytes: more than 15 KiB
 	for i := range zones {
 		zones[i] = fmt.Sprintf("%060d", i)
@@ -166,7 +151,7 @@ func TestResourceQueriesForManyPodsAreSplitUnderTheLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := deploymentPods(5000)
+	names := podcachetest.DeploymentPodNames(5000)
 	for _, rq := range []*ResourceQuery{set.Resource.CPU, set.Resource.Memory} {
 		qs, err := rq.ContainerQueryChunks(ObjectRequest{Resource: schema.GroupResource{Resource: "pods"}, Namespace: "shop", Names: names})
 		if err != nil {
