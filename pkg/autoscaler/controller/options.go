@@ -194,6 +194,16 @@ func (o *Options) Validate() []error {
 	if o.ScrapeMargin < 0 || (o.SyncPeriod > 0 && o.ScrapeMargin >= o.SyncPeriod) {
 		errs = append(errs, fmt.Errorf("--autoscaler-scrape-margin must be at least 0 and below --autoscaler-sync-period, got %s", o.ScrapeMargin))
 	}
+	if o.KubeAPIBurst < 1 {
+		errs = append(errs, fmt.Errorf("--kube-api-burst must be at least 1, got %d", o.KubeAPIBurst))
+	}
+	errs = append(errs, o.validatePrediction()...)
+	return append(errs, o.validateHistoryBounds()...)
+}
+
+// validatePrediction checks the prediction flags.
+func (o *Options) validatePrediction() []error {
+	var errs []error
 	if o.PredictionRefresh < time.Minute || o.PredictionRefresh > maxPredictionRefresh {
 		errs = append(errs, fmt.Errorf("--autoscaler-prediction-refresh must be within [1m, %s], got %s: a model answers for up to %d refreshes "+
 			"after its fit, one lead time ahead (at most %s, the bound of spec.prediction.leadTimeSeconds), within the forecast's horizon of %s",
@@ -202,10 +212,7 @@ func (o *Options) Validate() []error {
 	if o.PredictionMaxModels < 1 {
 		errs = append(errs, fmt.Errorf("--autoscaler-prediction-max-models must be at least 1, got %d", o.PredictionMaxModels))
 	}
-	if o.KubeAPIBurst < 1 {
-		errs = append(errs, fmt.Errorf("--kube-api-burst must be at least 1, got %d", o.KubeAPIBurst))
-	}
-	return append(errs, o.validateHistoryBounds()...)
+	return errs
 }
 
 // validateHistoryBounds checks that a status holds every round the flag's downscale window looks

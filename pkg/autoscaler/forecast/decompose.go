@@ -96,15 +96,6 @@ func (d decomposition) season(i int) float64 {
 	return v
 }
 
-// seasonAt interpolates the season at any time between the slots around it.
-func (d decomposition) seasonAt(t time.Time) float64 {
-	v := interpolate(d.s, d.daily, t)
-	if d.weekly != nil {
-		v += interpolate(d.s, d.weekly, t)
-	}
-	return v
-}
-
 // profile returns, per slot of a period of n steps, the median over the cycles of the values less
 // their level (and less base, a shorter profile, when set), smoothed over width slots.
 func (d decomposition) profile(n, width int, base []float64) []float64 {

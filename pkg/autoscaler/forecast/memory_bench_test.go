@@ -46,7 +46,9 @@ func BenchmarkModelMemory(b *testing.B) {
 			per = retainedBytes(models, func() any {
 				d := decompose(Series{Start: s.Start, Step: s.Step, Values: append([]float64(nil), s.Values...)}, DefaultSmoothing)
 				var m Model
-				m.setHoltWinters(d)
+				if err := m.setHoltWinters(d); err != nil {
+					b.Fatal(err)
+				}
 				return func() (decomposition, []float64, []float64) { return d, m.daily, m.weekly }
 			})
 		}

@@ -396,6 +396,9 @@ func (p *pqParser) selector() (*pqNode, error) {
 	return n, nil
 }
 
+// matchOps are PromQL's label matching operators.
+var matchOps = map[string]bool{"=": true, "!=": true, "=~": true, "!~": true}
+
 // matcher parses one label matcher, or a quoted metric name, into n.
 func (p *pqParser) matcher(n *pqNode) error {
 	t := p.next()
@@ -406,7 +409,7 @@ func (p *pqParser) matcher(n *pqNode) error {
 		return nil // {"metric.name"}
 	}
 	op := p.next()
-	if op.kind != 'p' || (op.text != "=" && op.text != "!=" && op.text != "=~" && op.text != "!~") {
+	if op.kind != 'p' || !matchOps[op.text] {
 		return fmt.Errorf("expected a matching operator after %q", t.text)
 	}
 	v := p.next()

@@ -52,35 +52,10 @@ func objectQuery(c *compiledQuery, rm *resourceMapping, req ObjectRequest, extra
 			return "", err
 		}
 	}
-	ms, err := SelectorMatchers(req.Selector)
+	ms, resLabel, err := objectMatchers(rm, req)
 	if err != nil {
 		return "", err
 	}
-	if req.Namespace != "" {
-		nsLabel, err := rm.labelForResource(namespacesResource())
-		if err != nil {
-			return "", err
-		}
-		m, err := valueMatcher(nsLabel, req.Namespace)
-		if err != nil {
-			return "", fmt.Errorf("namespace: %w", err)
-		}
-		ms = append(ms, m)
-	}
-	resLabel, err := rm.labelForResource(req.Resource)
-	if err != nil {
-		return "", err
-	}
-	nm, err := namesMatcher(resLabel, req.Names, req.AllObjects)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", req.Resource.String(), err)
-	}
-	if req.AllObjects && req.NamesPattern != "" {
-		if nm, err = patternMatcher(resLabel, req.NamesPattern); err != nil {
-			return "", fmt.Errorf("%s: %w", req.Resource.String(), err)
-		}
-	}
-	ms = append(ms, nm)
 	groupBy := append([]string{resLabel}, extraGroupBy...)
 	if req.AllObjects && c.sep != nil {
 		if err := c.sep.check(groupBy); err != nil {
@@ -92,6 +67,38 @@ func objectQuery(c *compiledQuery, rm *resourceMapping, req ObjectRequest, extra
 		return "", fmt.Errorf("render query for series %q on %s: %w", req.Series, req.Resource.String(), err)
 	}
 	return q, nil
+}
+
+// objectMatchers returns the matchers of an object query (the request's selector, its namespace,
+// its objects) and the label that names the objects.
+func objectMatchers(rm *resourceMapping, req ObjectRequest) ([]Matcher, string, error) {
+	ms, err := SelectorMatchers(req.Selector)
+	if err != nil {
+		return nil, "", err
+	}
+	if req.Namespace != "" {
+		nsLabel, err := rm.labelForResource(namespacesResource())
+		if err != nil {
+			return nil, "", err
+		}
+		m, err := valueMatcher(nsLabel, req.Namespace)
+		if err != nil {
+			return nil, "", fmt.Errorf("namespace: %w", err)
+		}
+		ms = append(ms, m)
+	}
+	resLabel, err := rm.labelForResource(req.Resource)
+	if err != nil {
+		return nil, "", err
+	}
+	nm, err := namesMatcher(resLabel, req.Names, req.AllObjects)
+	if err == nil && req.AllObjects && req.NamesPattern != "" {
+		nm, err = patternMatcher(resLabel, req.NamesPattern)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", req.Resource.String(), err)
+	}
+	return append(ms, nm), resLabel, nil
 }
 
 // valueMatcher is an equality matcher on a request-provided value.
