@@ -139,6 +139,8 @@ func TestResourceAndContainerResourceMetricsAreForecastFromTheirResourceHistory(
 		{Namespace: ns, Metric: "cpu", Resource: gr, Names: pods},
 		{Namespace: ns, Metric: "memory", Resource: gr, Names: pods, Container: "vanguard"},
 	}
+	// The fits start in the background, one per metric, in no set order.
+	slices.SortFunc(got, func(a, b metrics.HistoryRequest) int { return strings.Compare(a.Metric, b.Metric) })
 	if diff := cmp.Diff(wantReqs, got); diff != "" {
 		t.Errorf("history requests (-want +got):\n%s", diff)
 	}
