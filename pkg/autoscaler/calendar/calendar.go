@@ -138,23 +138,33 @@ func (c *Calendar) At(now time.Time) State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.until.IsZero() || now.Before(c.from) || !now.Before(c.until) {
-		c.cached = c.compute(now)
-		c.from, c.until = now, c.nextChange(now)
+		c.cached, c.until = c.compute(now)
+		c.from = now
 	}
 	return c.cached.clone()
 }
 
-// compute returns the state at now from the windows.
-func (c *Calendar) compute(now time.Time) State {
+// compute returns the state at now from the windows, and when it stops holding: the next start
+// (a window becomes active, an active one gets a later end, the next one changes), the end of
+// an active window's earliest occurrence still holding (its reported start moves on, or it
+// ends), or stateTTL after now, whichever comes first.
+func (c *Calendar) compute(now time.Time) (State, time.Time) {
 	var s State
+	until := now.Add(stateTTL)
 	for _, w := range c.windows {
 		if o, ok := w.active(now); ok {
 			s.Active = append(s.Active, o)
 			s.Floor = max(s.Floor, o.MinReplicas)
+			if e := o.Start.Add(w.Duration); e.Before(until) {
+				until = e
+			}
 		}
 		next := w.schedule.Next(now)
 		if next.IsZero() {
 			continue
+		}
+		if next.Before(until) {
+			until = next
 		}
 		if s.Next == nil || next.Before(s.Next.Start) {
 			s.Next = &Occurrence{Name: w.Name, Start: next, End: next.Add(w.Duration), MinReplicas: w.MinReplicas}
@@ -166,35 +176,7 @@ func (c *Calendar) compute(now time.Time) State {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	return s
-}
-
-// nextChange returns when the cached state computed at now stops holding: the next start (a
-// window becomes active, an active one gets a later end, the next one changes), the end of an
-// active window's earliest occurrence still holding (its reported start moves on, or it ends),
-// or stateTTL after now, whichever comes first.
-func (c *Calendar) nextChange(now time.Time) time.Time {
-	until := now.Add(stateTTL)
-	if n := c.cached.Next; n != nil && n.Start.Before(until) {
-		until = n.Start
-	}
-	for _, o := range c.cached.Active {
-		d := c.duration(o.Name)
-		if e := o.Start.Add(d); e.Before(until) {
-			until = e
-		}
-	}
-	return until
-}
-
-// duration returns the duration of the window named name.
-func (c *Calendar) duration(name string) time.Duration {
-	for _, w := range c.windows {
-		if w.Name == name {
-			return w.Duration
-		}
-	}
-	return 0
+	return s, until
 }
 
 // clone returns s with its own copies of Active and Next.

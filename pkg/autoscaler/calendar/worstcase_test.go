@@ -45,7 +45,7 @@ func BenchmarkComputeWorstAdmitted(b *testing.B) {
 	now := time.Date(2026, 6, 15, 10, 0, 7, 0, time.UTC)
 	b.ResetTimer()
 	for i := range b.N {
-		_ = c.compute(now.Add(time.Duration(i) * 15 * time.Second))
+		_, _ = c.compute(now.Add(time.Duration(i) * 15 * time.Second))
 	}
 }
 
@@ -102,6 +102,9 @@ func TestAtMatchesTheBruteForceOracle(t *testing.T) {
 			{Name: "g", Start: "30 2 * * *", TimeZone: "America/New_York", Duration: 3 * time.Hour, MinReplicas: 5}}},
 		{name: "DST: a half-hour zone (Lord Howe) every minute for 3 hours", windows: []Window{
 			{Name: "lh", Start: "* 1-3 * * *", TimeZone: "Australia/Lord_Howe", Duration: 3 * time.Hour, MinReplicas: 2}}},
+		{name: "two windows of one name (admission refuses them, the calendar does not care)", windows: []Window{
+			{Name: "d", Start: "*/5 * * * *", Duration: 7 * time.Minute, MinReplicas: 2},
+			{Name: "d", Start: "*/3 * * * *", Duration: 70 * time.Minute, MinReplicas: 3}}},
 		{name: "weekly and monthly starts held for a week", windows: []Window{
 			{Name: "w", Start: "@weekly", TimeZone: "Asia/Tokyo", Duration: 168 * time.Hour, MinReplicas: 2},
 			{Name: "mo", Start: "0 0 1 * *", Duration: 100 * time.Hour, MinReplicas: 3}}},
