@@ -189,6 +189,40 @@ func TestChart(t *testing.T) {
 	})
 }
 
+// testCertManagerChain checks the cert-manager chain rendered without an issuerRef: a
+// self-signed Issuer signs a CA Certificate, whose Secret a CA Issuer signs the serving
+// Certificate with, so the serving Secret's ca.crt (what the APIServices' inject-ca-from
+// copies) is the CA and stays the same across the serving certificate's renewals.
+func testCertManagerChain(t *testing.T, kinds map[string]*unstructured.Unstructured) {
+	t.Helper()
+	str := func(kind string, path ...string) string {
+		o := kinds[kind]
+		if o == nil {
+			return ""
+		}
+		v, _, _ := unstructured.NestedString(o.Object, path...)
+		return v
+	}
+	if ca := kinds["Certificate podpilot-ca"]; ca != nil {
+		isCA, _, _ := unstructured.NestedBool(ca.Object, "spec", "isCA")
+		if !isCA || str("Certificate podpilot-ca", "spec", "issuerRef", "name") != "podpilot-selfsigned" ||
+			str("Certificate podpilot-ca", "spec", "privateKey", "rotationPolicy") != "Never" {
+			t.Errorf("CA Certificate: isCA %t, spec %v; want isCA from podpilot-selfsigned, key kept", isCA, ca.Object["spec"])
+		}
+	}
+	if got := str("Issuer podpilot-ca", "spec", "ca", "secretName"); got != str("Certificate podpilot-ca", "spec", "secretName") || got == "" {
+		t.Errorf("CA Issuer signs with Secret %q, want the CA Certificate's", got)
+	}
+	if got := str("Certificate podpilot", "spec", "issuerRef", "name"); got != "podpilot-ca" {
+		t.Errorf("serving Certificate issued by %q, want the CA Issuer podpilot-ca", got)
+	}
+	if o := kinds["Issuer podpilot-ca"]; o != nil {
+		if _, ok, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "selfSigned"); ok {
+			t.Error("the serving certificate's Issuer is self-signed: its CA would change at every renewal")
+		}
+	}
+}
+
 // testMaximalRendering checks what the maximal values turn on.
 func testMaximalRendering(t *testing.T, objs []*unstructured.Unstructured) {
 	kinds := map[string]*unstructured.Unstructured{}
@@ -203,7 +237,8 @@ func testMaximalRendering(t *testing.T, objs []*unstructured.Unstructured) {
 			}
 		}
 	}
-	for _, want := range []string{"Issuer podpilot-selfsigned", "Certificate podpilot", "ServiceMonitor podpilot",
+	testCertManagerChain(t, kinds)
+	for _, want := range []string{"Issuer podpilot-selfsigned", "Certificate podpilot-ca", "Issuer podpilot-ca", "Certificate podpilot", "ServiceMonitor podpilot",
 		"ConfigMap podpilot-dashboard", "APIService v1beta1.metrics.k8s.io", "ClusterRole podpilot:resource-metrics", "Namespace podpilot-system"} {
 		if kinds[want] == nil {
 			t.Errorf("no %s rendered", want)

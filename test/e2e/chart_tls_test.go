@@ -218,3 +218,35 @@ func helmTemplateErr(ctx context.Context, t *testing.T, args ...string) (string,
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
+
+// TestChartRefusesUnsafeValues: values that render valid objects but run unsafely fail the
+// render (templates/validate.yaml), naming the values and the fix; their safe neighbours render.
+func TestChartRefusesUnsafeValues(t *testing.T) {
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name string
+		set  string
+		want string // in the error; "" for a rendering that succeeds
+	}{
+		{"leader election off with 2 replicas: both would scale", "leaderElection.enabled=false",
+			"leaderElection.enabled=false with replicas=2: every replica would run the autoscaler"},
+		{"leader election off with 1 replica and no PodDisruptionBudget", "leaderElection.enabled=false,replicas=1,podDisruptionBudget.enabled=false", ""},
+		{"1 replica with minAvailable 1: drains blocked", "replicas=1",
+			"podDisruptionBudget.minAvailable=1 with replicas=1: the PodDisruptionBudget allows no eviction and blocks node drains"},
+		{"minAvailable 100%: drains blocked", "podDisruptionBudget.minAvailable=100%",
+			"podDisruptionBudget.minAvailable=100% with replicas=2"},
+		{"1 replica without a PodDisruptionBudget", "replicas=1,podDisruptionBudget.enabled=false", ""},
+		{"3 replicas with minAvailable 2", "replicas=3,podDisruptionBudget.minAvailable=2", ""},
+		{"minAvailable 50%", "podDisruptionBudget.minAvailable=50%", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := helmTemplateErr(ctx, t, "--set", tc.set)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("--set %s: %v\n%s", tc.set, err, out)
+			case tc.want != "" && (err == nil || !strings.Contains(out, tc.want)):
+				t.Errorf("--set %s: error %v, output\n%s\nwant an error with %q", tc.set, err, out, tc.want)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	_ "time/tzdata" // the windows' time zones resolve in any image, with or without /usr/share/zoneinfo
 
@@ -20,9 +21,9 @@ var (
 	ErrInvalidDuration = errors.New("duration must be positive")
 )
 
-// maxOccurrences bounds the starts walked back over one window's duration (a start every minute
-// for a week is 10080): beyond it the window counts as active from the earliest start found.
-const maxOccurrences = 20000
+// stateTTL bounds how long a state is reused when no start or end is in sight (a start that
+// robfig/cron finds no occurrence of within five years).
+const stateTTL = 24 * time.Hour
 
 // Window is one schedule window as the spec gives it.
 type Window struct {
@@ -59,9 +60,16 @@ type State struct {
 	Next *Occurrence
 }
 
-// Calendar is a compiled list of windows.
+// Calendar is a compiled list of windows. It keeps the last state it computed until the next
+// change (the next start or an active occurrence's end), so a calendar read every round costs
+// a comparison; it is safe for concurrent use.
 type Calendar struct {
 	windows []compiled
+
+	mu     sync.Mutex
+	cached State
+	from   time.Time // cached holds for from <= now < until
+	until  time.Time
 }
 
 type compiled struct {
@@ -127,15 +135,36 @@ func Validate(windows []Window) error {
 
 // At returns the calendar's state at now.
 func (c *Calendar) At(now time.Time) State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.until.IsZero() || now.Before(c.from) || !now.Before(c.until) {
+		c.cached, c.until = c.compute(now)
+		c.from = now
+	}
+	return c.cached.clone()
+}
+
+// compute returns the state at now from the windows, and when it stops holding: the next start
+// (a window becomes active, an active one gets a later end, the next one changes), the end of
+// an active window's earliest occurrence still holding (its reported start moves on, or it
+// ends), or stateTTL after now, whichever comes first.
+func (c *Calendar) compute(now time.Time) (State, time.Time) {
 	var s State
+	until := now.Add(stateTTL)
 	for _, w := range c.windows {
 		if o, ok := w.active(now); ok {
 			s.Active = append(s.Active, o)
 			s.Floor = max(s.Floor, o.MinReplicas)
+			if e := o.Start.Add(w.Duration); e.Before(until) {
+				until = e
+			}
 		}
 		next := w.schedule.Next(now)
 		if next.IsZero() {
 			continue
+		}
+		if next.Before(until) {
+			until = next
 		}
 		if s.Next == nil || next.Before(s.Next.Start) {
 			s.Next = &Occurrence{Name: w.Name, Start: next, End: next.Add(w.Duration), MinReplicas: w.MinReplicas}
@@ -147,23 +176,47 @@ func (c *Calendar) At(now time.Time) State {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	return s
+	return s, until
+}
+
+// clone returns s with its own copies of Active and Next.
+func (s State) clone() State {
+	out := State{Floor: s.Floor, Active: slices.Clone(s.Active)}
+	if s.Next != nil {
+		n := *s.Next
+		out.Next = &n
+	}
+	return out
 }
 
 // active returns w's occurrence holding at now: the starts within (now - Duration, now] make it
-// active, from the earliest of them to the end of the latest.
+// active, from the earliest of them to the end of the latest. The earliest is one step of the
+// schedule from now - Duration; the latest is found by bisecting (first, now] on whole seconds
+// (cron starts fall on whole seconds), about 20 steps for 168h, however many starts the duration
+// holds.
 func (w compiled) active(now time.Time) (Occurrence, bool) {
 	first := w.schedule.Next(now.Add(-w.Duration))
 	if first.IsZero() || first.After(now) {
 		return Occurrence{}, false
 	}
-	last := first
-	for range maxOccurrences {
-		n := w.schedule.Next(last)
-		if n.IsZero() || n.After(now) {
-			break
-		}
-		last = n
+	return Occurrence{Name: w.Name, Start: first, End: w.latest(first, now).Add(w.Duration), MinReplicas: w.MinReplicas}, true
+}
+
+// latest returns the latest start in [first, now], first being a start. It keeps lo with a start
+// in (lo, now] (Next(lo) <= now) and hi with none in (hi, now]; once hi - lo <= 1s, (lo, hi]
+// holds at most one whole second, so Next(lo) is that start and no later one is <= now.
+func (w compiled) latest(first, now time.Time) time.Time {
+	if n := w.schedule.Next(first); n.IsZero() || n.After(now) {
+		return first
 	}
-	return Occurrence{Name: w.Name, Start: first, End: last.Add(w.Duration), MinReplicas: w.MinReplicas}, true
+	lo, hi := first, now
+	for hi.Sub(lo) > time.Second {
+		mid := lo.Add(hi.Sub(lo) / 2)
+		if n := w.schedule.Next(mid); !n.IsZero() && !n.After(now) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return w.schedule.Next(lo)
 }
