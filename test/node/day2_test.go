@@ -37,8 +37,11 @@ func checkTiming(t *testing.T, ok bool, format string, args ...any) {
 
 // TestLeaderPodDeletedMidWindow deletes the pod holding podpilot's Lease in
 // the middle of a downscale stabilization window. The other replica takes
-// the Lease, seeds its history from the PodAutoscaler's status, and scales
-// down once, when the window ends: never earlier, never twice. The window
+// the Lease, seeds its history from the PodAutoscaler's status and the
+// target's replicas, and scales down once: never before the window from the
+// last round that recommended 4 ends, never twice, and within two sync
+// periods after the window from its own first round (which records the
+// target's 4, as upstream seeds a newly seen HPA). The first window
 // counts, as upstream's does, from the last round that recommended 4: the
 // leader's checkpoint in status, read before the leader is deleted, dates it
 // (to the second, rounded up); that round may precede the load's fall by up
@@ -98,9 +101,17 @@ func TestLeaderPodDeletedMidWindow(t *testing.T) {
 		return false, "holder " + holder + " is not a live pod", err
 	})
 	cluster.WaitReplicas(ctx, t, window+time.Minute, "Deployment", s.ns, s.name, 1)
+	// The new leader's first round records the target's replicas (4) as a recommendation, as
+	// upstream seeds a newly seen HPA, so the window ends a window after that round at the
+	// latest: its checkpoint dates it.
+	pa, err := s.podAutoscaler(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	termEnd := framework.LastRecommendedAbove(t, pa.Status.Recommendations, 1).Add(window)
 	// Watch a while longer for a second scale.
 	framework.WaitFor(ctx, t, time.Minute, "20s after the window", func(context.Context) (bool, string, error) {
-		return time.Since(windowEnd) >= 20*time.Second, "", nil
+		return time.Since(termEnd) >= 20*time.Second, "", nil
 	})
 	changes := rec.Stop()
 	reportNode(t, "leader-deleted", "leader %s deleted %.1fs into a %s window; Lease taken over in %.1fs; last recommendation of 4 at %+.1fs (checkpoint); replicas: %s",
@@ -111,8 +122,8 @@ func TestLeaderPodDeletedMidWindow(t *testing.T) {
 	if early := windowEnd.Sub(changes[1].at); early > 0 {
 		t.Errorf("scaled down %.1fs before the stabilization window (%s after the last recommendation of 4, at %+.1fs) ended", early.Seconds(), window, lastHigh.Sub(dropped).Seconds())
 	}
-	late := changes[1].at.Sub(windowEnd)
-	checkTiming(t, late <= 2*syncPeriod+3*time.Second, "scale-down %.1fs after the window ended, want within 2 sync periods + 3s", late.Seconds())
+	late := changes[1].at.Sub(termEnd)
+	checkTiming(t, late <= 2*syncPeriod+3*time.Second, "scale-down %.1fs after the window from the new leader's first round ended, want within 2 sync periods + 3s", late.Seconds())
 }
 
 // TestHelmUpgradeRollsBothReplicas upgrades the release to a rebuilt image
