@@ -188,7 +188,7 @@ func (g *Group[K, V]) run(ctx context.Context, key K, c *call[V], fetch func(con
 		ctx, cancel = context.WithTimeout(ctx, g.policy.Timeout)
 		defer cancel()
 	}
-	val, err := recovering(ctx, fetch)
+	val, err := Recovering(ctx, fetch)
 	g.mu.Lock()
 	c.val, c.err, c.finished = val, err, true
 	if g.entries[key] == c && !g.reusable(c, c.started) {
@@ -198,8 +198,9 @@ func (g *Group[K, V]) run(ctx context.Context, key K, c *call[V], fetch func(con
 	close(c.done)
 }
 
-// recovering calls fetch, and turns a panic in it into an error wrapping ErrPanicked.
-func recovering[V any](ctx context.Context, fetch func(context.Context) (V, error)) (val V, err error) {
+// Recovering calls fetch, and turns a panic in it into an error wrapping ErrPanicked: for a
+// call on a goroutine of its own, where a panic would end the process.
+func Recovering[V any](ctx context.Context, fetch func(context.Context) (V, error)) (val V, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: %v", ErrPanicked, r)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/podpilot/podpilot/pkg/flight"
 )
 
 func TestEachQueryAnswersInOrderOrFailsWhole(t *testing.T) {
@@ -65,5 +67,19 @@ func TestEachQueryAnswersInOrderOrFailsWhole(t *testing.T) {
 				t.Errorf("%d queries ran at once, want at most %d", most, MaxConcurrentChunks)
 			}
 		})
+	}
+}
+
+func TestAPanicInOneQueryIsTheAnswersErrorNotTheProcesssEnd(t *testing.T) {
+	for _, queries := range [][]string{{"q0"}, {"q0", "q1", "q2"}} {
+		_, err := EachQuery(t.Context(), queries, func(_ context.Context, q string) (int, error) {
+			if q == "q0" {
+				panic("injected")
+			}
+			return 1, nil
+		})
+		if !errors.Is(err, flight.ErrPanicked) {
+			t.Errorf("%d queries, the first panicking: err = %v, want %v", len(queries), err, flight.ErrPanicked)
+		}
 	}
 }
