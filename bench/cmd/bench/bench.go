@@ -139,7 +139,7 @@ func kwokPods(cfg scenario.Config) int {
 	for _, n := range cfg.Sizes {
 		maxN = max(maxN, n)
 	}
-	n := maxN*8 + cfg.APIPods + cfg.ReactSteps*2*8 + 500
+	n := maxN*8 + cfg.APIPods + cfg.ReactSteps*scenario.ReactRows*6 + 500 // scenario d: 2 → 6 pods per step
 	if cfg.Scenarios["g"] && len(cfg.Pods) > 0 {
 		n += cfg.Pods[len(cfg.Pods)-1]
 	}

@@ -11,8 +11,10 @@ type KV struct{ Key, Value string }
 
 // Table is a table of preformatted cells.
 type Table struct {
-	Header []string
-	Rows   [][]string
+	// Caption, when set, is printed in bold above the table.
+	Caption string
+	Header  []string
+	Rows    [][]string
 }
 
 // Image is a plot next to the report.
@@ -70,6 +72,9 @@ func (r Report) Markdown() string {
 			fmt.Fprintf(&b, "%s\n\n", s.Intro)
 		}
 		for _, t := range s.Tables {
+			if t.Caption != "" {
+				fmt.Fprintf(&b, "**%s**\n\n", t.Caption)
+			}
 			b.WriteString(t.Markdown())
 			b.WriteString("\n")
 		}
@@ -98,6 +103,9 @@ func (r Report) Text() string {
 	for _, s := range r.Sections {
 		fmt.Fprintf(&b, "\n== %s\n", s.Title)
 		for _, t := range s.Tables {
+			if t.Caption != "" {
+				fmt.Fprintf(&b, "-- %s\n", t.Caption)
+			}
 			b.WriteString(t.Text())
 		}
 		for _, n := range s.Notes {

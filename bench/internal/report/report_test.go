@@ -47,3 +47,13 @@ func TestReportMarkdownHasMachineSettingsSectionsAndImages(t *testing.T) {
 		}
 	}
 }
+
+func TestATableCaptionIsPrintedAboveItsTable(t *testing.T) {
+	r := Report{Sections: []Section{{Title: "a", Tables: []Table{{Caption: "same request", Header: []string{"h"}, Rows: [][]string{{"v"}}}}}}}
+	if md := r.Markdown(); !strings.Contains(md, "**same request**\n\n| h |") {
+		t.Errorf("Markdown lacks the caption above the table:\n%s", md)
+	}
+	if txt := r.Text(); !strings.Contains(txt, "-- same request\n") {
+		t.Errorf("Text lacks the caption:\n%s", txt)
+	}
+}

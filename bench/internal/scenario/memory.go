@@ -105,7 +105,7 @@ func (e *Env) memoryBaselines(ctx context.Context, sec *report.Section) ([]memor
 			sec.Notes = append(sec.Notes, fmt.Sprintf("%s: skipped (%s not set).", c.name, c.env))
 			continue
 		}
-		p, err := e.startAdapterBinary(ctx, c.binary, c.certs)
+		p, err := e.startAdapterBinary(ctx, c.binary, c.certs, adapterClientQPS)
 		if err != nil {
 			return started, stop, fmt.Errorf("%s: %w", c.name, err)
 		}

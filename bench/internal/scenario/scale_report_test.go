@@ -50,7 +50,7 @@ func TestAPITableRatesEveryTargetAgainstTheRawQuery(t *testing.T) {
 		{target: "raw", res: driveResult{LatenciesMS: []float64{1, 1, 1, 1}, Elapsed: time.Second}, pCPU: 4 * time.Millisecond},
 		{target: "direct", res: driveResult{LatenciesMS: []float64{2, 2}, Elapsed: time.Second}, serverCPU: 6 * time.Millisecond, hasServer: true},
 	}
-	tab := apiTable(runs)
+	tab := apiTable("same request", runs)
 	got := strings.Join(tab.Rows[1], " | ")
 	want := "direct | 2 | 0.50× | 2.0 | 2.0 | 2.0 | 2.00× | 3.00 | 0.00 | 0"
 	if got != want {
