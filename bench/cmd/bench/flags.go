@@ -116,6 +116,11 @@ func defaultTimeout(c scenario.Config, full bool) time.Duration {
 	if c.Scenarios["g"] && len(c.Pods) > 0 {
 		d += time.Duration(c.Pods[len(c.Pods)-1]) * 120 * time.Millisecond
 	}
+	if c.Scenarios["a"] {
+		// Two request mixes × up to nine targets, each measured for APIDuration
+		// after a 2 s warm-up and an APIService re-route of a few seconds.
+		d += 2 * 9 * (c.APIDuration + 5*time.Second)
+	}
 	return d
 }
 
