@@ -150,6 +150,7 @@ func TestServerFlagsCarryEveryControllerFlag(t *testing.T) {
 	}
 	want := []string{
 		"--horizontal-pod-autoscaler-sync-period -> --autoscaler-sync-period=30s",
+		"--horizontal-pod-autoscaler-sync-period -> --autoscaler-align-to-scrapes=false",
 		"--horizontal-pod-autoscaler-cpu-initialization-period -> --autoscaler-cpu-initialization-period=3m0s",
 		"--horizontal-pod-autoscaler-initial-readiness-delay -> --autoscaler-initial-readiness-delay=45s",
 		"--horizontal-pod-autoscaler-tolerance -> --autoscaler-tolerance=0.2",

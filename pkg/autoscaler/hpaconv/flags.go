@@ -67,7 +67,8 @@ type ServerFlag struct {
 // String returns "--name=value".
 func (s ServerFlag) String() string { return s.Name + "=" + s.Value }
 
-// ServerFlags returns the podpilot server flags that carry f. The sync period, cpu
+// ServerFlags returns the podpilot server flags that carry f, the first two the HPA's fixed-period
+// rounds. The sync period, cpu
 // initialization period and initial readiness delay have no PodAutoscaler field; the tolerance
 // and the downscale stabilization window do, in behavior, which Convert fills in, except for an
 // HPA without behavior: a behavior would replace the HPA's legacy scale-up limit (max(2 x
@@ -77,6 +78,8 @@ func ServerFlags(f ControllerFlags) []ServerFlag {
 	const all, noBehavior = "every PodAutoscaler", "PodAutoscalers without behavior (HPAs without behavior)"
 	return []ServerFlag{
 		{Name: "--autoscaler-sync-period", Value: f.SyncPeriod.String(), Upstream: "--horizontal-pod-autoscaler-sync-period", Applies: all},
+		{Name: "--autoscaler-align-to-scrapes", Value: "false", Upstream: "--horizontal-pod-autoscaler-sync-period",
+			Applies: all + ": rounds at a fixed period, as the HPA's (podpilot's default runs them just after the metrics' scrapes)"},
 		{Name: "--autoscaler-cpu-initialization-period", Value: f.CPUInitializationPeriod.String(),
 			Upstream: "--horizontal-pod-autoscaler-cpu-initialization-period", Applies: all},
 		{Name: "--autoscaler-initial-readiness-delay", Value: f.InitialReadinessDelay.String(),
