@@ -59,10 +59,21 @@ func newApplier(o *Options, c *Clients, out io.Writer) *applier {
 }
 
 // applyAll hands over each pair, then finishes the hand-overs an interruption left after (c). It
-// returns how many did not finish.
+// returns how many did not finish. Step (a) runs for every target first, so that the
+// PodAutoscalers make their first decisions in their own rounds, together, while each is awaited
+// in turn: a fleet waits about one sync period, not one per target.
 func (a *applier) applyAll(ctx context.Context, pairs []pair) int {
 	failed := 0
+	var ready []pair
 	for _, p := range pairs {
+		if err := a.ensureDryRun(ctx, p.hpa, p.pa); err != nil {
+			a.say(p.pa, "not handed over: %v", err)
+			failed++
+			continue
+		}
+		ready = append(ready, p)
+	}
+	for _, p := range ready {
 		if err := a.handOver(ctx, p.hpa, p.pa); err != nil {
 			a.say(p.pa, "not handed over: %v", err)
 			failed++
@@ -71,11 +82,8 @@ func (a *applier) applyAll(ctx context.Context, pairs []pair) int {
 	return failed + a.finishInterrupted(ctx, pairs)
 }
 
-// handOver runs steps (a) to (d) for h and its PodAutoscaler want.
+// handOver runs steps (b) to (d) for h and its PodAutoscaler want, which step (a) wrote.
 func (a *applier) handOver(ctx context.Context, h *autoscalingv2.HorizontalPodAutoscaler, want *podpilotv1alpha1.PodAutoscaler) error {
-	if err := a.ensureDryRun(ctx, h, want); err != nil {
-		return err
-	}
 	decision, err := a.waitForDecision(ctx, want.Namespace, want.Name)
 	if err != nil {
 		return err

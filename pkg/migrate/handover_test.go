@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -152,4 +153,38 @@ func TestApplyRerunAfterAFinishedHandOverChangesNothing(t *testing.T) {
 		t.Fatalf("rerun: %v\n%s", err, out)
 	}
 	finished(t, c)
+}
+
+// TestApplyFleet: every convertible HPA of the cluster is handed over; a refused one keeps its
+// HPA and no PodAutoscaler is written for it, and the run reports it.
+func TestApplyFleet(t *testing.T) {
+	other := hpaWeb()
+	other.Namespace, other.UID = "blog", "hpa-blog-web"
+	refused := hpaWeb()
+	refused.Name, refused.UID, refused.Spec.ScaleTargetRef.Kind = "rs", "hpa-rs", "ReplicaSet"
+	c := newCluster(t, hpaWeb(), other, refused)
+	out, errOut, err := c.migrate(t, applyOptions())
+	if !errors.Is(err, ErrIncomplete) || !strings.Contains(errOut, "refused: HorizontalPodAutoscaler shop/rs") {
+		t.Fatalf("migrate --apply = %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	finished(t, c)
+	finishedIn(t, c, "blog") // shop/web is checked by finished
+	if _, err := c.kube.AutoscalingV2().HorizontalPodAutoscalers("shop").Get(t.Context(), "rs", metav1.GetOptions{}); err != nil {
+		t.Errorf("the refused HPA shop/rs: %v; want it left as it was", err)
+	}
+	if _, err := c.pp.AutoscalingV1alpha1().PodAutoscalers("shop").Get(t.Context(), "rs", metav1.GetOptions{}); err == nil {
+		t.Error("a PodAutoscaler was written for the refused HPA shop/rs")
+	}
+}
+
+// finishedIn checks that web in namespace ns has its PodAutoscaler active and no HPA.
+func finishedIn(t *testing.T, c *cluster, ns string) {
+	t.Helper()
+	pa, err := c.pp.AutoscalingV1alpha1().PodAutoscalers(ns).Get(t.Context(), "web", metav1.GetOptions{})
+	if err != nil || pa.Spec.DryRun {
+		t.Errorf("PodAutoscaler %s/web = %v, %v; want it active", ns, pa, err)
+	}
+	if _, err := c.kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(t.Context(), "web", metav1.GetOptions{}); err == nil {
+		t.Errorf("HPA %s/web still there", ns)
+	}
 }

@@ -72,7 +72,6 @@ func addMetrics(spec *podpilotv1alpha1.PodAutoscalerSpec, metrics []autoscalingv
 		if !ok {
 			continue
 		}
-		pt := pm.Child(src.field, "target")
 		switch m.Type {
 		case autoscalingv2.ResourceMetricSourceType:
 			addResource(spec, m.Resource, pm.Child("resource"), rs)
@@ -81,7 +80,7 @@ func addMetrics(spec *podpilotv1alpha1.PodAutoscalerSpec, metrics []autoscalingv
 		case autoscalingv2.ObjectMetricSourceType:
 			addObject(spec, m.Object, pm.Child("object"), rs)
 		case autoscalingv2.ExternalMetricSourceType:
-			if checkTarget(*src.target, pt, rs, autoscalingv2.ValueMetricType, autoscalingv2.AverageValueMetricType) {
+			if checkTarget(*src.target, pm.Child("external", "target"), "External", rs, autoscalingv2.ValueMetricType, autoscalingv2.AverageValueMetricType) {
 				spec.ExternalMetrics = append(spec.ExternalMetrics, podpilotv1alpha1.ExternalMetricSpec{
 					MetricName: m.External.Metric.Name,
 					Selector:   selector(m.External.Metric.Selector, pm.Child("external", "metric", "selector"), rs),
@@ -98,7 +97,7 @@ func addMetrics(spec *podpilotv1alpha1.PodAutoscalerSpec, metrics []autoscalingv
 
 func addPods(spec *podpilotv1alpha1.PodAutoscalerSpec, m *autoscalingv2.PodsMetricSource, p *field.Path, rs *refusals) {
 	sel := selector(m.Metric.Selector, p.Child("metric", "selector"), rs)
-	if !checkTarget(m.Target, p.Child("target"), rs, autoscalingv2.AverageValueMetricType) {
+	if !checkTarget(m.Target, p.Child("target"), "Pods (customMetrics)", rs, autoscalingv2.AverageValueMetricType) {
 		return
 	}
 	for _, prev := range spec.CustomMetrics {
@@ -115,7 +114,7 @@ func addPods(spec *podpilotv1alpha1.PodAutoscalerSpec, m *autoscalingv2.PodsMetr
 
 func addResource(spec *podpilotv1alpha1.PodAutoscalerSpec, r *autoscalingv2.ResourceMetricSource, p *field.Path, rs *refusals) {
 	okName := checkResourceName(r.Name, p.Child("name"), rs)
-	okTarget := checkTarget(r.Target, p.Child("target"), rs, autoscalingv2.UtilizationMetricType, autoscalingv2.AverageValueMetricType)
+	okTarget := checkTarget(r.Target, p.Child("target"), "Resource", rs, autoscalingv2.UtilizationMetricType, autoscalingv2.AverageValueMetricType)
 	for _, prev := range spec.ResourceMetrics {
 		if prev.ResourceName == r.Name {
 			rs.add(p.Child("name"), r.Name, "a PodAutoscaler has one Resource metric per resource (spec.resourceMetrics is keyed by resourceName)")
@@ -133,7 +132,7 @@ func addResource(spec *podpilotv1alpha1.PodAutoscalerSpec, r *autoscalingv2.Reso
 
 func addContainerResource(spec *podpilotv1alpha1.PodAutoscalerSpec, c *autoscalingv2.ContainerResourceMetricSource, p *field.Path, rs *refusals) {
 	okName := checkResourceName(c.Name, p.Child("name"), rs)
-	okTarget := checkTarget(c.Target, p.Child("target"), rs, autoscalingv2.UtilizationMetricType, autoscalingv2.AverageValueMetricType)
+	okTarget := checkTarget(c.Target, p.Child("target"), "ContainerResource", rs, autoscalingv2.UtilizationMetricType, autoscalingv2.AverageValueMetricType)
 	for _, prev := range spec.ContainerResourceMetrics {
 		if prev.ResourceName == c.Name && prev.Container == c.Container {
 			rs.add(p.Child("container"), c.Container, "a PodAutoscaler has one ContainerResource metric per container and resource (%s is there already)", c.Name)
@@ -151,7 +150,7 @@ func addContainerResource(spec *podpilotv1alpha1.PodAutoscalerSpec, c *autoscali
 
 func addObject(spec *podpilotv1alpha1.PodAutoscalerSpec, o *autoscalingv2.ObjectMetricSource, p *field.Path, rs *refusals) {
 	sel := selector(o.Metric.Selector, p.Child("metric", "selector"), rs)
-	if !checkTarget(o.Target, p.Child("target"), rs, autoscalingv2.ValueMetricType, autoscalingv2.AverageValueMetricType) {
+	if !checkTarget(o.Target, p.Child("target"), "Object", rs, autoscalingv2.ValueMetricType, autoscalingv2.AverageValueMetricType) {
 		return
 	}
 	d := o.DescribedObject
@@ -176,14 +175,14 @@ func checkResourceName(name corev1.ResourceName, p *field.Path, rs *refusals) bo
 // its type: the type's own field must be set and positive, the others unset. The HPA reads the
 // target by its type alone; the PodAutoscaler's admission rejects any other field, so a
 // disagreeing target has no equivalent that says the same.
-func checkTarget(t autoscalingv2.MetricTarget, p *field.Path, rs *refusals, allowed ...autoscalingv2.MetricTargetType) bool {
+func checkTarget(t autoscalingv2.MetricTarget, p *field.Path, kind string, rs *refusals, allowed ...autoscalingv2.MetricTargetType) bool {
 	n := len(*rs)
 	typeOK := false
 	for _, a := range allowed {
 		typeOK = typeOK || t.Type == a
 	}
 	if !typeOK {
-		rs.add(p.Child("type"), quoted(string(t.Type)), "a PodAutoscaler's %s metric takes %s", kindOf(p), joinTypes(allowed))
+		rs.add(p.Child("type"), quoted(string(t.Type)), "a PodAutoscaler's %s metric takes %s", kind, joinTypes(allowed))
 		return false
 	}
 	for _, f := range []struct {
@@ -225,26 +224,6 @@ func checkPositive(t autoscalingv2.MetricTarget, p *field.Path, rs *refusals) {
 			rs.add(p.Child("averageValue"), t.AverageValue.String(), "must be positive")
 		}
 	}
-}
-
-// kindOf names the metric kind of a target path (…metrics[i].<kind>.target).
-func kindOf(target *field.Path) string {
-	return map[string]string{
-		"resource": "Resource", "pods": "Pods (customMetrics)", "object": "Object",
-		"external": "External", "containerResource": "ContainerResource",
-	}[parentName(target)]
-}
-
-// parentName returns the last element of p's parent path, e.g. pods for …pods.target.
-func parentName(p *field.Path) string {
-	s := p.String()
-	s = s[:len(s)-len(".target")]
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '.' {
-			return s[i+1:]
-		}
-	}
-	return s
 }
 
 func joinTypes(ts []autoscalingv2.MetricTargetType) string {
