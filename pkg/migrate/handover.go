@@ -63,10 +63,19 @@ func newApplier(o *Options, c *Clients, out io.Writer) *applier {
 // PodAutoscalers make their first decisions in their own rounds, together, while each is awaited
 // in turn: a fleet waits about one sync period, not one per target.
 func (a *applier) applyAll(ctx context.Context, pairs []pair) int {
+	rivals, err := a.activeRivals(ctx)
+	if err != nil {
+		fmt.Fprintf(a.out, "no hand-over: %v\n", err)
+		return len(pairs)
+	}
 	failed := 0
 	var ready []pair
 	for _, p := range pairs {
-		if err := a.ensureDryRun(ctx, p.hpa, p.pa); err != nil {
+		err := checkTargetFree(rivals, p.pa)
+		if err == nil {
+			err = a.ensureDryRun(ctx, p.hpa, p.pa)
+		}
+		if err != nil {
 			a.say(p.pa, "not handed over: %v", err)
 			failed++
 			continue
@@ -121,7 +130,7 @@ func (a *applier) ensureDryRun(ctx context.Context, h *autoscalingv2.HorizontalP
 	case !cur.Spec.DryRun:
 		return fmt.Errorf("PodAutoscaler %s/%s beside HorizontalPodAutoscaler %s: %w; it refuses to scale (AmbiguousScaleTarget) "+
 			"until one of them goes: delete the HPA, or set the PodAutoscaler's spec.dryRun and rerun", cur.Namespace, cur.Name, h.Name, ErrActiveBesideHPA)
-	case equality.Semantic.DeepEqual(cur.Spec, want.Spec):
+	case specEqual(cur.Spec, want.Spec):
 		a.say(want, "PodAutoscaler already in dryRun beside HorizontalPodAutoscaler %s", h.Name)
 		return nil
 	}
@@ -131,6 +140,16 @@ func (a *applier) ensureDryRun(ctx context.Context, h *autoscalingv2.HorizontalP
 	}
 	a.say(want, "PodAutoscaler updated in dryRun beside HorizontalPodAutoscaler %s", h.Name)
 	return nil
+}
+
+// specEqual reports whether a and b are the same spec once the CRD's default of minReplicas,
+// which the API server writes in, is applied to both.
+func specEqual(a, b podpilotv1alpha1.PodAutoscalerSpec) bool {
+	for _, s := range []*podpilotv1alpha1.PodAutoscalerSpec{&a, &b} {
+		min := s.MinReplicasOrDefault()
+		s.MinReplicas = &min
+	}
+	return equality.Semantic.DeepEqual(a, b)
 }
 
 // waitForDecision is step (b): it polls the PodAutoscaler until decided says it has decided, at

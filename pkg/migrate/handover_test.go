@@ -105,6 +105,8 @@ func TestApplyWhenActivationAndRestoreBothFail(t *testing.T) {
 func TestApplyRefusesWhatItMustNotTouch(t *testing.T) {
 	notOurs := converted(t, true)
 	notOurs.Annotations = nil
+	mine := converted(t, false)
+	mine.Name, mine.Annotations = "mine", nil
 	changedHPA := hpaWeb()
 	changedHPA.Spec.MaxReplicas = 20
 	tests := []struct {
@@ -119,6 +121,8 @@ func TestApplyRefusesWhatItMustNotTouch(t *testing.T) {
 			wantOut: ErrActiveBesideHPA.Error(), wantHPA: true, wantPA: converted(t, false)},
 		{name: "a PodAutoscaler of the HPA's name that migrate did not write is left alone", objs: []runtime.Object{hpaWeb(), notOurs},
 			wantOut: ErrNotMigrated.Error(), wantHPA: true, wantPA: notOurs},
+		{name: "a target another active PodAutoscaler scales is not joined (both would refuse to scale it)", objs: []runtime.Object{hpaWeb(), mine},
+			wantOut: ErrTargetTaken.Error(), wantHPA: true},
 		{name: "an HPA whose spec changed after it was read is not deleted", objs: []runtime.Object{hpaWeb()},
 			mutate: func(c *cluster) {
 				c.kube.PrependReactor("get", "horizontalpodautoscalers", func(k8stesting.Action) (bool, runtime.Object, error) { return true, changedHPA, nil })
@@ -139,8 +143,15 @@ func TestApplyRefusesWhatItMustNotTouch(t *testing.T) {
 			if s.hpa != tc.wantHPA {
 				t.Errorf("HPA present %v, want %v", s.hpa, tc.wantHPA)
 			}
-			if diff := cmp.Diff(tc.wantPA.Spec, s.pa.Spec); diff != "" {
-				t.Errorf("PodAutoscaler spec (-want +got):\n%s", diff)
+			switch {
+			case tc.wantPA == nil && s.pa != nil:
+				t.Errorf("PodAutoscaler shop/web written: %+v", s.pa.Spec)
+			case tc.wantPA != nil && s.pa == nil:
+				t.Error("PodAutoscaler shop/web gone")
+			case tc.wantPA != nil:
+				if diff := cmp.Diff(tc.wantPA.Spec, s.pa.Spec); diff != "" {
+					t.Errorf("PodAutoscaler spec (-want +got):\n%s", diff)
+				}
 			}
 		})
 	}
@@ -186,5 +197,21 @@ func finishedIn(t *testing.T, c *cluster, ns string) {
 	}
 	if _, err := c.kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(t.Context(), "web", metav1.GetOptions{}); err == nil {
 		t.Errorf("HPA %s/web still there", ns)
+	}
+}
+
+// TestApplyRerunWithTheServersDefaultWritesNothing: a dry-run PodAutoscaler whose stored spec
+// differs from the conversion only by the minReplicas the API server defaulted is not rewritten.
+func TestApplyRerunWithTheServersDefaultWritesNothing(t *testing.T) {
+	h := hpaWeb() // minReplicas unset
+	stored := converted(t, true)
+	one := int32(1)
+	stored.Spec.MinReplicas = &one
+	c := newCluster(t, h, stored)
+	c.deciding = false
+	c.fail["update podautoscalers"] = true // any rewrite would fail the run at (a)
+	out, _, _ := c.migrate(t, applyOptions())
+	if !strings.Contains(out, "PodAutoscaler already in dryRun beside HorizontalPodAutoscaler web") {
+		t.Errorf("the stored PodAutoscaler was not taken as it is:\n%s", out)
 	}
 }

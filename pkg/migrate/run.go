@@ -47,6 +47,8 @@ func run(ctx context.Context, o *Options, c *Clients, stdin io.Reader, stdout, s
 		return err
 	}
 	pairs, refused := convertAll(hpas, o, stderr)
+	pairs, shared := refuseSharedTargets(pairs, stderr)
+	refused += shared
 	if len(pairs) > 0 {
 		printServerFlags(stderr, o.Controller)
 	}

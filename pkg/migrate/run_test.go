@@ -159,3 +159,22 @@ func TestOptionsValidate(t *testing.T) {
 		t.Errorf("Validate without a source = %v", err)
 	}
 }
+
+// TestRunRefusesHPAsSharingATarget: two HPAs of one target are both refused (upstream scales it
+// with neither, and both PodAutoscalers would refuse to); the others convert.
+func TestRunRefusesHPAsSharingATarget(t *testing.T) {
+	second := hpaWeb()
+	second.Name = "web-too"
+	blog := hpaWeb()
+	blog.Namespace = "blog"
+	c := newCluster(t, hpaWeb(), second, blog)
+	o := NewOptions()
+	o.FromCluster = true
+	out, errOut, err := c.migrate(t, o)
+	if !errors.Is(err, ErrIncomplete) || strings.Count(errOut, "is the target of the HorizontalPodAutoscalers web, web-too") != 2 {
+		t.Fatalf("migrate = %v\nstderr:\n%s", err, errOut)
+	}
+	if strings.Count(out, "kind: PodAutoscaler") != 1 || !strings.Contains(out, "namespace: blog") {
+		t.Errorf("want only blog/web's PodAutoscaler:\n%s", out)
+	}
+}
