@@ -33,7 +33,9 @@ func NewCommand() *cobra.Command {
 		Long: `podpilot serves custom.metrics.k8s.io and external.metrics.k8s.io from Prometheus
 as an aggregated API, and runs an embedded autoscaler for PodAutoscaler resources.
 
-podpilot replay replays PodAutoscaler specs over Prometheus history; see podpilot replay --help.`,
+podpilot replay replays PodAutoscaler specs over Prometheus history; see podpilot replay --help.
+podpilot migrate converts HorizontalPodAutoscalers to PodAutoscalers and hands their targets over;
+see podpilot migrate --help.`,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			verflag.PrintAndExitIfRequested()
@@ -53,7 +55,7 @@ podpilot replay replays PodAutoscaler specs over Prometheus history; see podpilo
 	}
 	cols, _, _ := term.TerminalSize(os.Stdout)
 	cliflag.SetUsageAndHelpFunc(cmd, fss, cols)
-	cmd.AddCommand(newReplayCommand())
+	cmd.AddCommand(newReplayCommand(), newMigrateCommand())
 	return cmd
 }
 
