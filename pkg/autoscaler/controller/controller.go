@@ -28,6 +28,7 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
+	"github.com/podpilot/podpilot/pkg/autoscaler/state"
 	"github.com/podpilot/podpilot/pkg/generated/clientset/versioned"
 	"github.com/podpilot/podpilot/pkg/generated/informers/externalversions"
 	podpilotlisters "github.com/podpilot/podpilot/pkg/generated/listers/autoscaling/v1alpha1"
@@ -92,7 +93,7 @@ type Config struct {
 }
 
 // Controller syncs every PodAutoscaler each sync period. While it runs (leads), it keeps each
-// PodAutoscaler's history in memory and checkpoints it in the object's status (see memory).
+// PodAutoscaler's history in memory and checkpoints it in the object's status (see state.Memory).
 type Controller struct {
 	kube     kubernetes.Interface
 	podpilot versioned.Interface
@@ -129,7 +130,7 @@ type Controller struct {
 type term struct {
 	queue  workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	owed   workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	memory *memory
+	memory state.Store[concerns]
 	fair   *fairShare
 }
 
@@ -141,7 +142,7 @@ func newTerm(clk clock.WithTicker, o Options) *term {
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: name, Clock: clk},
 		)
 	}
-	return &term{queue: newQueue(Name), owed: newQueue(Name + "-status"), memory: newMemory(), fair: newFairShare(o.namespaceShare())}
+	return &term{queue: newQueue(Name), owed: newQueue(Name + "-status"), memory: state.New[concerns](), fair: newFairShare(o.namespaceShare())}
 }
 
 // shutDown stops t's queues.
@@ -207,7 +208,7 @@ func New(cfg Config) (*Controller, error) {
 
 // Run syncs PodAutoscalers with the configured workers until ctx is done, then shuts its queues
 // down and waits for the workers. Call it once leadership is acquired; it may be called again
-// after it returns, and each Run starts from the PodAutoscalers' status (see memory). It fails
+// after it returns, and each Run starts from the PodAutoscalers' status (see state.Memory). It fails
 // if the caches do not sync.
 func (c *Controller) Run(ctx context.Context) error {
 	if !c.running.CompareAndSwap(false, true) {
@@ -283,7 +284,7 @@ func handler(tm *term) cache.ResourceEventHandler {
 			}
 			enqueue(newObj)
 		},
-		DeleteFunc: tm.memory.forgetObject,
+		DeleteFunc: func(obj any) { state.ForgetObject(tm.memory, obj) },
 	}
 }
 
@@ -339,7 +340,7 @@ func (c *Controller) syncAndRequeue(ctx context.Context, tm *term, key cache.Obj
 			if w := untilWindowChange(pa, c.clock.Now()); w > 0 {
 				next = min(next, w) // a schedule window starts or ends before the next round (floor.go)
 			}
-			next = max(next, rescaleGap(pa)-c.clock.Since(tm.memory.lastRescale(key)))
+			next = max(next, rescaleGap(pa)-c.clock.Since(state.LastRescale(tm.memory, key)))
 		}
 		tm.queue.AddAfter(key, next)
 	}

@@ -50,10 +50,10 @@ func modeOf(pa *podpilotv1alpha1.PodAutoscaler) podpilotv1alpha1.PodAutoscalerMo
 // returned unchanged (its own rescales are recorded when made).
 func observedHistory(pa *podpilotv1alpha1.PodAutoscaler, e remembered, b *normalize.Behavior, current int32,
 	now time.Time) normalize.History {
-	if !dryRun(pa) || e.replicas == 0 || current == 0 {
-		return e.history
+	if !dryRun(pa) || e.Replicas == 0 || current == 0 {
+		return e.History
 	}
-	return normalize.RecordScaleEvent(e.history, b, e.replicas, current, now)
+	return normalize.RecordScaleEvent(e.History, b, e.Replicas, current, now)
 }
 
 // reportRescale is applyRescale for a dry-run pa: it writes nothing, emits a DryRunRescale event

@@ -14,6 +14,7 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/calendar"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
+	"github.com/podpilot/podpilot/pkg/autoscaler/state"
 )
 
 // Reasons of the ScheduleActive condition and the schedule events.
@@ -56,19 +57,19 @@ func (c *Controller) scheduleFloor(tm *term, base, pa *podpilotv1alpha1.PodAutos
 	if len(pa.Spec.Schedules) == 0 {
 		pa.Status.Schedules = nil
 		meta.RemoveStatusCondition(&pa.Status.Conditions, podpilotv1alpha1.ConditionScheduleActive)
-		tm.memory.update(pa, func(e *remembered) { e.schedule = scheduleMemory{} })
+		tm.memory.Remember(state.ObjectRef(pa), func(e *remembered) { e.Concerns.schedule = scheduleMemory{} })
 		return decision.Floor{}
 	}
 	var sm scheduleMemory
-	tm.memory.update(pa, func(e *remembered) {
-		if e.schedule.calendar == nil || e.schedule.generation != pa.Generation {
+	tm.memory.Remember(state.ObjectRef(pa), func(e *remembered) {
+		if e.Concerns.schedule.calendar == nil || e.Concerns.schedule.generation != pa.Generation {
 			cal, err := calendar.Compile(specconv.Windows(pa.Spec.Schedules))
-			e.schedule.generation, e.schedule.calendar, e.schedule.err = pa.Generation, cal, err
+			e.Concerns.schedule.generation, e.Concerns.schedule.calendar, e.Concerns.schedule.err = pa.Generation, cal, err
 		}
-		if !e.schedule.seeded {
-			e.schedule.active, e.schedule.seeded = activeNames(base.Status.Schedules), true
+		if !e.Concerns.schedule.seeded {
+			e.Concerns.schedule.active, e.Concerns.schedule.seeded = activeNames(base.Status.Schedules), true
 		}
-		sm = e.schedule
+		sm = e.Concerns.schedule
 	})
 	if sm.calendar == nil { // not remembered: pa was forgotten while this round ran
 		return decision.Floor{}
@@ -82,7 +83,7 @@ func (c *Controller) scheduleFloor(tm *term, base, pa *podpilotv1alpha1.PodAutos
 	setScheduleCondition(pa, st, now)
 	c.recordWindowChanges(pa, sm.active, st)
 	names := activeNames(pa.Status.Schedules)
-	tm.memory.update(pa, func(e *remembered) { e.schedule.active = names })
+	tm.memory.Remember(state.ObjectRef(pa), func(e *remembered) { e.Concerns.schedule.active = names })
 	if st.Floor == 0 {
 		return decision.Floor{}
 	}

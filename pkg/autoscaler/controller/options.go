@@ -217,7 +217,7 @@ func (o *Options) validatePrediction() []error {
 
 // validateHistoryBounds checks that a status holds every round the flag's downscale window looks
 // back over: at most MaxRecommendations rounds. A spec's own windows (up to 3600 s) may span more
-// rounds at short periods; the oldest runs are then folded, never dropped (see persistHistory).
+// rounds at short periods; the oldest runs are then folded, never dropped (see state.PersistHistory).
 // Scale events fit MaxScaleEvents whatever the period (see rescaleGap).
 func (o *Options) validateHistoryBounds() []error {
 	if o.SyncPeriod <= 0 {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/state"
 )
 
 // ReasonInternalError is the ScalingActive reason, and the Warning event, of a round that
@@ -70,7 +71,7 @@ func (c *Controller) reportPanic(ctx context.Context, tm *term, key cache.Object
 	defer cancel()
 	const msg = "an internal error happened in podpilot's round for this PodAutoscaler (a panic, logged with its stack); " +
 		"its replicas are held and the round is retried"
-	base := tm.memory.base(shared)
+	base := state.Base(tm.memory, shared)
 	pa := shared.DeepCopy()
 	pa.Status = *base.Status.DeepCopy()
 	setCondition(pa, podpilotv1alpha1.ConditionScalingActive, false, ReasonInternalError, msg, c.clock.Now())

@@ -16,6 +16,7 @@ import (
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/forecast"
+	"github.com/podpilot/podpilot/pkg/autoscaler/state"
 )
 
 // Reasons of the PredictionActive condition set here; the reasons a history is refused come from
@@ -42,20 +43,20 @@ func (c *Controller) recordPrediction(tm *term, base, pa *podpilotv1alpha1.PodAu
 	if pr.mode == "" {
 		pa.Status.Prediction = nil
 		meta.RemoveStatusCondition(&pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive)
-		tm.memory.update(pa, func(e *remembered) { e.accuracy = nil })
+		tm.memory.Remember(state.ObjectRef(pa), func(e *remembered) { e.Concerns.accuracy = nil })
 		return
 	}
 	wape := map[string]float64{}
-	tm.memory.update(pa, func(e *remembered) {
-		if e.accuracy == nil {
-			e.accuracy = map[string]*accuracy{}
+	tm.memory.Remember(state.ObjectRef(pa), func(e *remembered) {
+		if e.Concerns.accuracy == nil {
+			e.Concerns.accuracy = map[string]*accuracy{}
 		}
 		for _, mf := range pr.metrics {
 			k := forecastKey(mf.id)
-			a := e.accuracy[k]
+			a := e.Concerns.accuracy[k]
 			if a == nil {
 				a = &accuracy{seed: checkpointedWAPE(base.Status.Prediction, metricStatusOf(mf.id))}
-				e.accuracy[k] = a
+				e.Concerns.accuracy[k] = a
 			}
 			current := math.NaN()
 			if m, ok := metricByID(ms, mf.id); ok {
