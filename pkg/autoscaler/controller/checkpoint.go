@@ -17,6 +17,7 @@ import (
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/state"
+	"github.com/podpilot/podpilot/pkg/autoscaler/status"
 )
 
 var (
@@ -51,7 +52,7 @@ func essentialChange(old, s podpilotv1alpha1.PodAutoscalerStatus, rescaled bool)
 // which waits for the budget off the workers' path, and any other is left to the next round.
 func (c *Controller) updateStatus(ctx context.Context, tm *term, base, pa *podpilotv1alpha1.PodAutoscaler, rescaled bool) error {
 	logger := klog.FromContext(ctx)
-	if !visiblyChanged(base.Status, pa.Status) {
+	if !status.VisiblyChanged(base.Status, pa.Status) {
 		logger.V(5).Info("PodAutoscaler status unchanged", "podAutoscaler", klog.KObj(pa))
 		return nil
 	}
@@ -150,7 +151,7 @@ func (c *Controller) processOwed(ctx context.Context, tm *term) bool {
 	var owed *podpilotv1alpha1.PodAutoscalerStatus
 	tm.memory.Remember(state.ObjectRef(cached), func(e *remembered) { owed = e.Owed })
 	base := state.Base(tm.memory, cached)
-	if owed == nil || !visiblyChanged(base.Status, *owed) {
+	if owed == nil || !status.VisiblyChanged(base.Status, *owed) {
 		tm.owed.Forget(key)
 		return true
 	}
@@ -186,7 +187,7 @@ func (c *Controller) checkpointBefore(ctx context.Context, tm *term, base *podpi
 		marked.Status.CurrentReplicas, marked.Status.DesiredReplicas = t.specReplicas, t.specReplicas
 	}
 	if zero {
-		setDecisionConditions(marked, []decision.Condition{d.ScaledToZeroCondition()}, now)
+		status.SetDecisionConditions(marked, []decision.Condition{d.ScaledToZeroCondition()}, now)
 	}
 	return c.writeStatus(ctx, tm, base, marked.Status, nil)
 }
@@ -213,6 +214,6 @@ func zeroMarked(pa *podpilotv1alpha1.PodAutoscaler) bool {
 // round writes it again when the write after the rescale that set it was lost.
 func setZeroMark(pa *podpilotv1alpha1.PodAutoscaler, e remembered, now time.Time) {
 	if e.ZeroKnown {
-		setDecisionConditions(pa, []decision.Condition{decision.Decision{HoldsAtZero: e.Zero}.ScaledToZeroCondition()}, now)
+		status.SetDecisionConditions(pa, []decision.Condition{decision.Decision{HoldsAtZero: e.Zero}.ScaledToZeroCondition()}, now)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/status"
 )
 
 // ReasonAmbiguousScaleTarget is the ScalingActive reason (condition False) and the event of a
@@ -157,7 +158,7 @@ func (c *Controller) refuseAmbiguous(old, pa *podpilotv1alpha1.PodAutoscaler, t 
 	}
 	msg := fmt.Sprintf("%s is also the scale target of %s; podpilot does not scale it while more than one autoscaler does",
 		t.reference, strings.Join(names, ", "))
-	setCondition(pa, podpilotv1alpha1.ConditionScalingActive, false, ReasonAmbiguousScaleTarget, msg, now)
+	status.SetCondition(pa, podpilotv1alpha1.ConditionScalingActive, false, ReasonAmbiguousScaleTarget, msg, now)
 	prev := meta.FindStatusCondition(old.Status.Conditions, podpilotv1alpha1.ConditionScalingActive)
 	if prev == nil || prev.Reason != ReasonAmbiguousScaleTarget || prev.Message != msg {
 		// The first rival is the event's related object: events/v1 aggregates events that differ
@@ -166,5 +167,5 @@ func (c *Controller) refuseAmbiguous(old, pa *podpilotv1alpha1.PodAutoscaler, t 
 	}
 	pa.Status.CurrentReplicas = t.specReplicas
 	pa.Status.CurrentMetrics = nil
-	pa.Status.Targets = targetsOf(pa, nil)
+	pa.Status.Targets = status.TargetsOf(pa, nil)
 }

@@ -12,6 +12,7 @@ import (
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
+	"github.com/podpilot/podpilot/pkg/autoscaler/status"
 )
 
 // TestPredictionSurvivesEveryFastPath checks that a PodAutoscaler with spec.prediction, in
@@ -63,7 +64,7 @@ func TestMetricListsAreJoinedByIdentity(t *testing.T) {
 	})
 	sidecar := decision.MetricStatus{Kind: decision.ContainerResourceMetric, Name: "cpu",
 		Target: replicas.Target{Type: replicas.AverageValue, Resource: corev1.ResourceCPU, Container: "sidecar"}, Result: replicas.Result{AverageValue: 300}}
-	if got, want := targetsOf(pa, []decision.MetricStatus{sidecar}), "<unknown>/2k, <unknown>/1, 300m/1"; got != want {
+	if got, want := status.TargetsOf(pa, []decision.MetricStatus{sidecar}), "<unknown>/2k, <unknown>/1, 300m/1"; got != want {
 		t.Errorf("status.targets = %q, want %q: only the sidecar's cpu has a status", got, want)
 	}
 	pa.Status.CurrentMetrics = []podpilotv1alpha1.MetricStatus{

@@ -15,6 +15,7 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
 	"github.com/podpilot/podpilot/pkg/autoscaler/state"
+	"github.com/podpilot/podpilot/pkg/autoscaler/status"
 )
 
 // Reasons of the ScheduleActive condition and the schedule events.
@@ -95,7 +96,7 @@ func (c *Controller) scheduleFloor(tm *term, base, pa *podpilotv1alpha1.PodAutos
 func (c *Controller) invalidSchedule(base, pa *podpilotv1alpha1.PodAutoscaler, err error, now time.Time) {
 	msg := "no schedule floor holds: " + err.Error()
 	pa.Status.Schedules = nil
-	setCondition(pa, podpilotv1alpha1.ConditionScheduleActive, false, ReasonInvalidSchedule, msg, now)
+	status.SetCondition(pa, podpilotv1alpha1.ConditionScheduleActive, false, ReasonInvalidSchedule, msg, now)
 	prev := meta.FindStatusCondition(base.Status.Conditions, podpilotv1alpha1.ConditionScheduleActive)
 	if prev == nil || prev.Reason != ReasonInvalidSchedule || prev.Message != msg {
 		c.recorder.Eventf(pa, nil, corev1.EventTypeWarning, ReasonInvalidSchedule, actionSchedule, "%s", msg)
@@ -124,7 +125,7 @@ func occurrence(o calendar.Occurrence) podpilotv1alpha1.WindowOccurrence {
 func setScheduleCondition(pa *podpilotv1alpha1.PodAutoscaler, st calendar.State, now time.Time) {
 	if len(st.Active) > 0 {
 		top := st.Active[0]
-		setCondition(pa, podpilotv1alpha1.ConditionScheduleActive, true, ReasonWindowActive,
+		status.SetCondition(pa, podpilotv1alpha1.ConditionScheduleActive, true, ReasonWindowActive,
 			fmt.Sprintf("schedule window %s holds the replicas at %d or more until %s", top.Name, st.Floor, formatTime(top.End)), now)
 		return
 	}
@@ -132,7 +133,7 @@ func setScheduleCondition(pa *podpilotv1alpha1.PodAutoscaler, st calendar.State,
 	if st.Next != nil {
 		msg += fmt.Sprintf("; the next, %s, starts at %s", st.Next.Name, formatTime(st.Next.Start))
 	}
-	setCondition(pa, podpilotv1alpha1.ConditionScheduleActive, false, ReasonNoActiveWindow, msg, now)
+	status.SetCondition(pa, podpilotv1alpha1.ConditionScheduleActive, false, ReasonNoActiveWindow, msg, now)
 }
 
 // recordWindowChanges emits ScheduleWindowStarted for each window active in st that was not in

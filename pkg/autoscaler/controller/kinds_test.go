@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -216,26 +215,5 @@ func TestContainerRequestsAreEachContainersOwnIncludingNativeSidecars(t *testing
 	}
 	if errs != nil {
 		t.Errorf("errors = %v, want none", errs)
-	}
-}
-
-func TestTargetsAreCutToTheSchemaBound(t *testing.T) {
-	pa := seedAutoscaler(func(pa *podpilotv1alpha1.PodAutoscaler) {
-		for range 10 {
-			pa.Spec.ExternalMetrics = append(pa.Spec.ExternalMetrics, podpilotv1alpha1.ExternalMetricSpec{
-				MetricName: "q", TargetType: podpilotv1alpha1.AverageValueTarget, AverageValue: ptr.To(resource.MustParse("123456789012345678m")),
-			})
-			pa.Spec.ObjectMetrics = append(pa.Spec.ObjectMetrics, podpilotv1alpha1.ObjectMetricSpec{
-				MetricName: "q", TargetType: podpilotv1alpha1.AverageValueTarget, AverageValue: ptr.To(resource.MustParse("123456789012345678m")),
-			})
-			pa.Spec.ContainerResourceMetrics = append(pa.Spec.ContainerResourceMetrics, podpilotv1alpha1.ContainerResourceMetricSpec{
-				ResourceName: corev1.ResourceMemory, Container: "c", TargetType: podpilotv1alpha1.AverageValueMetricType,
-				AverageValue: ptr.To(resource.MustParse("123456789012345678m")),
-			})
-		}
-	})
-	got := targetsOf(pa, nil)
-	if len(got) != maxTargetsLength || !strings.HasSuffix(got, "...") {
-		t.Errorf("targets of %d characters ending %q, want %d ending ...", len(got), got[len(got)-5:], maxTargetsLength)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/state"
+	"github.com/podpilot/podpilot/pkg/autoscaler/status"
 )
 
 // ReasonInternalError is the ScalingActive reason, and the Warning event, of a round that
@@ -74,7 +75,7 @@ func (c *Controller) reportPanic(ctx context.Context, tm *term, key cache.Object
 	base := state.Base(tm.memory, shared)
 	pa := shared.DeepCopy()
 	pa.Status = *base.Status.DeepCopy()
-	setCondition(pa, podpilotv1alpha1.ConditionScalingActive, false, ReasonInternalError, msg, c.clock.Now())
+	status.SetCondition(pa, podpilotv1alpha1.ConditionScalingActive, false, ReasonInternalError, msg, c.clock.Now())
 	c.recorder.Eventf(pa, nil, corev1.EventTypeWarning, ReasonInternalError, actionReconcile, msg)
 	return c.updateStatus(ctx, tm, base, pa, false)
 }

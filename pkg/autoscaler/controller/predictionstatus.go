@@ -17,6 +17,7 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/forecast"
 	"github.com/podpilot/podpilot/pkg/autoscaler/state"
+	"github.com/podpilot/podpilot/pkg/autoscaler/status"
 )
 
 // Reasons of the PredictionActive condition set here; the reasons a history is refused come from
@@ -32,6 +33,9 @@ const (
 	// ReasonHistoryUnavailable means no metric's history could be read.
 	ReasonHistoryUnavailable = "HistoryUnavailable"
 )
+
+// maxForecastMetrics is the bound of status.prediction.metrics, the schema's.
+const maxForecastMetrics = 42
 
 // recordPrediction records the round's forecast in pa's status: status.prediction and the
 // PredictionActive condition, and the forecasts due by now against this round's loads for the
@@ -55,7 +59,7 @@ func (c *Controller) recordPrediction(tm *term, base, pa *podpilotv1alpha1.PodAu
 			k := forecastKey(mf.id)
 			a := e.Concerns.accuracy[k]
 			if a == nil {
-				a = &accuracy{seed: checkpointedWAPE(base.Status.Prediction, metricStatusOf(mf.id))}
+				a = &accuracy{seed: checkpointedWAPE(base.Status.Prediction, status.MetricStatusOf(mf.id))}
 				e.Concerns.accuracy[k] = a
 			}
 			current := math.NaN()
@@ -107,7 +111,7 @@ func predictionStatus(pr predictionRound, d decision.Decision, wape map[string]f
 		if s.FittedTime == nil || mf.fitted.After(s.FittedTime.Time) {
 			s.FittedTime, s.Model = ptr.To(metav1.NewTime(mf.fitted)), string(mf.model)
 		}
-		id := metricStatusOf(mf.id)
+		id := status.MetricStatusOf(mf.id)
 		f := podpilotv1alpha1.MetricForecast{Type: id.Type, Name: id.Name, DescribedObject: id.DescribedObject, Container: id.Container,
 			Replicas: d.Explanation.ForecastReplicas[mf.id]}
 		if milli := mf.load * 1000; milli >= 0 && milli < math.MaxInt64/2 {
@@ -131,7 +135,7 @@ func predictionClose(old, s podpilotv1alpha1.PredictionStatus) bool {
 		return false
 	}
 	for i := range old.Metrics {
-		if !quantityClose(old.Metrics[i].Value, s.Metrics[i].Value) {
+		if !status.QuantityClose(old.Metrics[i].Value, s.Metrics[i].Value) {
 			return false
 		}
 		s.Metrics[i].Value = old.Metrics[i].Value
@@ -159,7 +163,7 @@ func setPredictionCondition(pa *podpilotv1alpha1.PodAutoscaler, pr predictionRou
 		if len(errs) > 0 && forecast.Reason(errs[0]) != "" {
 			reason = forecast.Reason(errs[0])
 		}
-		setCondition(pa, podpilotv1alpha1.ConditionPredictionActive, false, reason, cut("the forecast is off: "+errors.Join(errs...).Error()), now)
+		status.SetCondition(pa, podpilotv1alpha1.ConditionPredictionActive, false, reason, cut("the forecast is off: "+errors.Join(errs...).Error()), now)
 		return
 	}
 	e := d.Explanation
@@ -180,12 +184,12 @@ func setPredictionCondition(pa *podpilotv1alpha1.PodAutoscaler, pr predictionRou
 	if len(errs) > 0 {
 		msg += "; some metrics have no forecast: " + errors.Join(errs...).Error()
 	}
-	setCondition(pa, podpilotv1alpha1.ConditionPredictionActive, true, reason, cut(msg), now)
+	status.SetCondition(pa, podpilotv1alpha1.ConditionPredictionActive, true, reason, cut(msg), now)
 }
 
 // cut makes one line of msg, which may join one error per metric, within maxPredictionMessage.
 func cut(msg string) string {
-	return truncateMessage(strings.ReplaceAll(msg, "\n", "; "), maxPredictionMessage)
+	return status.TruncateMessage(strings.ReplaceAll(msg, "\n", "; "), maxPredictionMessage)
 }
 
 // maxPredictionMessage bounds the PredictionActive message: a reader wants the first causes.

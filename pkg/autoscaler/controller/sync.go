@@ -17,6 +17,7 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
 	"github.com/podpilot/podpilot/pkg/autoscaler/state"
+	"github.com/podpilot/podpilot/pkg/autoscaler/status"
 )
 
 // sync runs one round for the PodAutoscaler key, within one deadline (Options.roundTimeout):
@@ -57,13 +58,13 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	t, err := c.resolveTarget(pa)
 	if err != nil {
 		rec.failed(err)
-		c.recorder.Eventf(pa, nil, corev1.EventTypeWarning, ReasonFailedGetScale, actionGetScale, "%s", err.Error())
-		setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, false, ReasonFailedGetScale,
+		c.recorder.Eventf(pa, nil, corev1.EventTypeWarning, status.ReasonFailedGetScale, status.ActionGetScale, "%s", err.Error())
+		status.SetCondition(pa, podpilotv1alpha1.ConditionAbleToScale, false, status.ReasonFailedGetScale,
 			"the PodAutoscaler controller was unable to get the target's current scale: "+err.Error(), now)
-		pa.Status.Targets = targetsOf(pa, nil)
+		pa.Status.Targets = status.TargetsOf(pa, nil)
 		return c.updateStatus(ctx, tm, base, pa, false)
 	}
-	setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, ReasonSucceededGetScale,
+	status.SetCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, status.ReasonSucceededGetScale,
 		"the PodAutoscaler controller was able to get the target's current scale", now)
 	if refused, err := c.refuseIfAmbiguous(ctx, tm, base, pa, t, rec, now); refused || err != nil {
 		return err
@@ -87,8 +88,8 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	in.Forecast = pr.input()
 	d := holdBack(tm, pa, decision.Decide(in), t.specReplicas, now)
 	c.explainDecision(tm, base, pa, pr, in, d)
-	c.recordMetricFailures(pa, d.Statuses)
-	setDecisionConditions(pa, d.Conditions, now)
+	status.RecordMetricFailures(c.recorder, pa, d.Statuses)
+	status.SetDecisionConditions(pa, d.Conditions, now)
 	r := rescaled{history: d.History, desired: d.DesiredReplicas}
 	if d.Rescale && dryRun(pa) {
 		r.history, r.desired = c.reportRescale(ctx, pa, t, d, now)
@@ -103,8 +104,8 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	logDecision(ctx, pa, t, d, in.Metrics)
 
 	pa.Status.CurrentReplicas, pa.Status.DesiredReplicas = t.specReplicas, r.desired
-	pa.Status.CurrentMetrics = metricStatuses(d.Statuses)
-	pa.Status.Targets = targetsOf(pa, d.Statuses)
+	pa.Status.CurrentMetrics = status.MetricStatuses(d.Statuses)
+	pa.Status.Targets = status.TargetsOf(pa, d.Statuses)
 	state.PersistHistory(&pa.Status, r.history)
 	statusErr := c.updateStatus(ctx, tm, base, pa, r.applied || r.uncertain)
 	if r.err != nil {
@@ -209,9 +210,9 @@ func (c *Controller) applyRescale(ctx context.Context, tm *term, base, pa *podpi
 		failed.err = err
 		return failed
 	}
-	c.recordRescale(pa, d.DesiredReplicas, d.Reason, err)
+	status.RecordRescale(c.recorder, pa, d.DesiredReplicas, d.Reason, err)
 	if err != nil {
-		setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, false, ReasonFailedUpdateScale,
+		status.SetCondition(pa, podpilotv1alpha1.ConditionAbleToScale, false, status.ReasonFailedUpdateScale,
 			"the PodAutoscaler controller was unable to update the target scale: "+err.Error(), now)
 		if sent && mayHaveLanded(err) {
 			failed.history = normalize.RecordScaleEvent(d.History, b, t.specReplicas, d.DesiredReplicas, now)
@@ -222,10 +223,10 @@ func (c *Controller) applyRescale(ctx context.Context, tm *term, base, pa *podpi
 		failed.err = fmt.Errorf("%w: %w", errRescaleFailed, err)
 		return failed
 	}
-	setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, ReasonSucceededRescale,
+	status.SetCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, status.ReasonSucceededRescale,
 		fmt.Sprintf("the PodAutoscaler controller was able to update the target scale to %d", d.DesiredReplicas), now)
 	pa.Status.LastScaleTime = ptrTime(now)
-	setDecisionConditions(pa, []decision.Condition{d.ScaledToZeroCondition()}, now)
+	status.SetDecisionConditions(pa, []decision.Condition{d.ScaledToZeroCondition()}, now)
 	klog.FromContext(ctx).V(2).Info("Rescaled", "podAutoscaler", klog.KObj(pa), "target", t.reference,
 		"from", t.specReplicas, "to", d.DesiredReplicas, "reason", d.Reason)
 	return rescaled{history: normalize.RecordScaleEvent(d.History, b, t.specReplicas, d.DesiredReplicas, now),
