@@ -27,6 +27,7 @@ import (
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
+	"github.com/podpilot/podpilot/pkg/autoscaler/prediction"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
 	"github.com/podpilot/podpilot/pkg/autoscaler/state"
 	"github.com/podpilot/podpilot/pkg/generated/clientset/versioned"
@@ -103,7 +104,7 @@ type Controller struct {
 	opts     Options
 	fetcher  *metrics.Fetcher
 	scrapes  *metrics.ScrapeTracker
-	models   *models
+	models   *prediction.Models
 	metrics  *Metrics
 
 	paInformer        cache.SharedIndexInformer
@@ -173,7 +174,7 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	fits, err := newModels(cfg.History, cfg.Clock, cfg.Options.PredictionRefresh, cfg.Options.PredictionMaxModels, cfg.Metrics.modelCache)
+	fits, err := prediction.NewModels(cfg.History, cfg.Clock, cfg.Options.PredictionRefresh, cfg.Options.PredictionMaxModels, cfg.Metrics.modelCache)
 	if err != nil {
 		return nil, err
 	}

@@ -7,9 +7,6 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
@@ -87,7 +84,7 @@ func appendReads[M any](reads []metricRead, namespace string, specs []M, read fu
 // customMetric reads a custom (pods) metric of namespace.
 func (c *Controller) customMetric(ctx context.Context, namespace string, m podpilotv1alpha1.CustomMetricSpec) (decision.Metric, error) {
 	dm := decision.Metric{Kind: decision.PodsMetric, Name: m.MetricName, Target: specconv.CustomTarget(m)}
-	sel, err := metricSelector(m.Selector)
+	sel, err := specconv.MetricSelector(m.Selector)
 	if err == nil {
 		dm.Samples, err = c.fetcher.PodMetric(ctx, namespace, m.MetricName, sel)
 	}
@@ -102,16 +99,4 @@ func (c *Controller) resourceMetric(ctx context.Context, namespace string, m pod
 	var err error
 	dm.Samples, err = c.fetcher.ResourceMetric(ctx, namespace, m.ResourceName)
 	return dm, err
-}
-
-// metricSelector converts a custom metric's selector; nil selects every series.
-func metricSelector(s *podpilotv1alpha1.MetricSelector) (labels.Selector, error) {
-	if s == nil {
-		return labels.Everything(), nil
-	}
-	sel, err := metav1.LabelSelectorAsSelector(s.LabelSelector())
-	if err != nil {
-		return nil, fmt.Errorf("metric selector: %w", err)
-	}
-	return sel, nil
 }

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/podpilot/podpilot/pkg/autoscaler/prediction"
 	"github.com/podpilot/podpilot/pkg/autoscaler/state"
 )
 
@@ -11,7 +12,7 @@ type concerns struct {
 	// schedule is the compiled calendar and the windows last seen active (floor.go).
 	schedule scheduleMemory
 	// accuracy measures each metric's forecasts, by metric name (predictionstatus.go).
-	accuracy map[string]*accuracy
+	accuracy prediction.Accuracies
 }
 
 // remembered is one PodAutoscaler as the leader knows it.

@@ -12,6 +12,7 @@ import (
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
+	"github.com/podpilot/podpilot/pkg/autoscaler/prediction"
 	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 	podpilotlisters "github.com/podpilot/podpilot/pkg/generated/listers/autoscaling/v1alpha1"
 )
@@ -133,12 +134,12 @@ func NewMetrics(r compbasemetrics.KubeRegistry) (*Metrics, error) {
 }
 
 // modelCache records the size of the forecast model cache.
-func (m *Metrics) modelCache(s cacheSize) {
+func (m *Metrics) modelCache(s prediction.CacheSize) {
 	if m == nil {
 		return
 	}
-	m.models.Set(float64(s.entries))
-	m.modelBytes.Set(float64(s.bytes))
+	m.models.Set(float64(s.Entries))
+	m.modelBytes.Set(float64(s.Bytes))
 }
 
 // watch registers the per-PodAutoscaler series, read from lister while running() is true, and

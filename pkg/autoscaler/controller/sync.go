@@ -84,8 +84,8 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	if in.History, err = c.knownHistory(ctx, tm, pa, mem, in.Behavior, t, now); err != nil {
 		return err
 	}
-	pr := c.forecastRound(ctx, pa, pods.own, in.Metrics, now)
-	in.Forecast = pr.input()
+	pr := c.models.Forecast(ctx, pa, pods.own, in.Metrics, now, c.opts.SyncPeriod)
+	in.Forecast = pr.Input()
 	d := holdBack(tm, pa, decision.Decide(in), t.specReplicas, now)
 	c.explainDecision(tm, base, pa, pr, in, d)
 	status.RecordMetricFailures(c.recorder, pa, d.Statuses)

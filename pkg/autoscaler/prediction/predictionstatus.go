@@ -1,4 +1,4 @@
-package controller
+package prediction
 
 import (
 	"errors"
@@ -16,7 +16,6 @@ import (
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/forecast"
-	"github.com/podpilot/podpilot/pkg/autoscaler/state"
 	"github.com/podpilot/podpilot/pkg/autoscaler/status"
 )
 
@@ -37,38 +36,44 @@ const (
 // maxForecastMetrics is the bound of status.prediction.metrics, the schema's.
 const maxForecastMetrics = 42
 
-// recordPrediction records the round's forecast in pa's status: status.prediction and the
+// Accuracies is the leader's memory of how each metric's forecasts of one PodAutoscaler fared,
+// by metric (see accuracy); it lives in the leader's memory of the PodAutoscaler.
+type Accuracies map[string]*accuracy
+
+// Record records the round's forecast in pa's status: status.prediction and the
 // PredictionActive condition, and the forecasts due by now against this round's loads for the
 // accuracy (see accuracy). With prediction off, both go, and so does the accuracy. A forecast
 // is joined to its metric's load this round (ms) by the metric's identity, and named as
 // status.currentMetrics names it: a round that took a fast path has no metric statuses.
-func (c *Controller) recordPrediction(tm *term, base, pa *podpilotv1alpha1.PodAutoscaler, pr predictionRound, ms []decision.Metric,
-	d decision.Decision, now time.Time) {
+// remember applies a change to pa's Accuracies in the leader's memory, if pa is still known;
+// period is the sync period.
+func Record(remember func(change func(*Accuracies)), base, pa *podpilotv1alpha1.PodAutoscaler, pr Round, ms []decision.Metric,
+	d decision.Decision, now time.Time, period time.Duration) {
 	if pr.mode == "" {
 		pa.Status.Prediction = nil
 		meta.RemoveStatusCondition(&pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive)
-		tm.memory.Remember(state.ObjectRef(pa), func(e *remembered) { e.Concerns.accuracy = nil })
+		remember(func(acc *Accuracies) { *acc = nil })
 		return
 	}
 	wape := map[string]float64{}
-	tm.memory.Remember(state.ObjectRef(pa), func(e *remembered) {
-		if e.Concerns.accuracy == nil {
-			e.Concerns.accuracy = map[string]*accuracy{}
+	remember(func(acc *Accuracies) {
+		if *acc == nil {
+			*acc = Accuracies{}
 		}
 		for _, mf := range pr.metrics {
 			k := forecastKey(mf.id)
-			a := e.Concerns.accuracy[k]
+			a := (*acc)[k]
 			if a == nil {
 				a = &accuracy{seed: checkpointedWAPE(base.Status.Prediction, status.MetricStatusOf(mf.id))}
-				e.Concerns.accuracy[k] = a
+				(*acc)[k] = a
 			}
 			current := math.NaN()
 			if m, ok := metricByID(ms, mf.id); ok {
 				current = aggregate(m)
 			}
-			a.settle(now, current, c.opts.SyncPeriod)
+			a.settle(now, current, period)
 			a.add(now.Add(pr.lead), mf.point)
-			wape[k] = a.wape(now, c.opts.SyncPeriod)
+			wape[k] = a.wape(now, period)
 		}
 	})
 	s := predictionStatus(pr, d, wape)
@@ -102,7 +107,7 @@ func forecastReplicas(e decision.Explanation) int32 {
 
 // predictionStatus is status.prediction for the round: the lead time, the newest model, the
 // forecast's proposal and each metric's forecast load (the load provisioned for) and accuracy.
-func predictionStatus(pr predictionRound, d decision.Decision, wape map[string]float64) *podpilotv1alpha1.PredictionStatus {
+func predictionStatus(pr Round, d decision.Decision, wape map[string]float64) *podpilotv1alpha1.PredictionStatus {
 	s := &podpilotv1alpha1.PredictionStatus{LeadTimeSeconds: int32(pr.lead / time.Second), Replicas: forecastReplicas(d.Explanation)}
 	for _, mf := range pr.metrics {
 		if mf.err != nil {
@@ -148,7 +153,7 @@ func predictionClose(old, s podpilotv1alpha1.PredictionStatus) bool {
 
 // setPredictionCondition sets PredictionActive: True when a metric has a forecast, with whether
 // it raised the decision (or would have, in ForecastOnly); False with why no metric has one.
-func setPredictionCondition(pa *podpilotv1alpha1.PodAutoscaler, pr predictionRound, d decision.Decision, now time.Time) {
+func setPredictionCondition(pa *podpilotv1alpha1.PodAutoscaler, pr Round, d decision.Decision, now time.Time) {
 	var errs []error
 	forecasts := 0
 	for _, mf := range pr.metrics {
