@@ -28,6 +28,7 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
 	"github.com/podpilot/podpilot/pkg/autoscaler/prediction"
+	"github.com/podpilot/podpilot/pkg/autoscaler/schedule"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
 	"github.com/podpilot/podpilot/pkg/autoscaler/state"
 	"github.com/podpilot/podpilot/pkg/generated/clientset/versioned"
@@ -338,8 +339,8 @@ func (c *Controller) syncAndRequeue(ctx context.Context, tm *term, key cache.Obj
 	if pa, err := c.paLister.PodAutoscalers(key.Namespace).Get(key.Name); !apierrors.IsNotFound(err) {
 		next := c.nextRound(ctx, pa)
 		if pa != nil {
-			if w := untilWindowChange(pa, c.clock.Now()); w > 0 {
-				next = min(next, w) // a schedule window starts or ends before the next round (floor.go)
+			if w := schedule.UntilWindowChange(pa, c.clock.Now()); w > 0 {
+				next = min(next, w) // a schedule window starts or ends before the next round (see schedule.UntilWindowChange)
 			}
 			next = max(next, rescaleGap(pa)-c.clock.Since(state.LastRescale(tm.memory, key)))
 		}

@@ -94,7 +94,7 @@ type Options struct {
 	// PerObjectMetrics exports per-PodAutoscaler series on /metrics.
 	PerObjectMetrics bool
 	// AlignToScrapes runs each PodAutoscaler's rounds just after its first Prometheus metric's data
-	// lands in Prometheus, instead of on a fixed phase (see schedule.go).
+	// lands in Prometheus, instead of on a fixed phase (see nextround.go).
 	AlignToScrapes bool
 	// ScrapeMargin is how long after a landing an aligned round runs.
 	ScrapeMargin time.Duration
