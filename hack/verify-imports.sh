@@ -3,7 +3,7 @@
 # - the pure algorithm packages import no client, server, Prometheus or
 #   k8s.io/kubernetes code;
 # - pkg/provider and pkg/autoscaler never import each other;
-# - the packages split out of the controller (state, status, prediction, schedule, ...) never import pkg/autoscaler/controller;
+# - the packages split out of the controller (state, status, prediction, schedule, telemetry) never import pkg/autoscaler/controller;
 # - nothing in the main module imports k8s.io/kubernetes;
 # - pkg/ never imports cmd/ or test/.
 set -euo pipefail
@@ -25,7 +25,7 @@ for pkg in ./pkg/autoscaler/replicas ./pkg/autoscaler/normalize ./pkg/autoscaler
 done
 # The packages split out of the controller sit below it: the controller imports them, and none
 # of them imports pkg/autoscaler/controller (a shard will own state; the rest are its parts).
-for pkg in ./pkg/autoscaler/state ./pkg/autoscaler/status ./pkg/autoscaler/prediction ./pkg/autoscaler/schedule; do
+for pkg in ./pkg/autoscaler/state ./pkg/autoscaler/status ./pkg/autoscaler/prediction ./pkg/autoscaler/schedule ./pkg/autoscaler/telemetry; do
   bad=$(deps "$pkg" | grep -x "$mod/pkg/autoscaler/controller" || true)
   [[ -z $bad ]] || fail "$pkg imports pkg/autoscaler/controller"
 done

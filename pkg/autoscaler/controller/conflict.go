@@ -16,6 +16,7 @@ import (
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/status"
+	"github.com/podpilot/podpilot/pkg/autoscaler/telemetry"
 )
 
 // ReasonAmbiguousScaleTarget is the ScalingActive reason (condition False) and the event of a
@@ -134,7 +135,7 @@ func rivals(pa *podpilotv1alpha1.PodAutoscaler, hpas []*autoscalingv2.Horizontal
 // another autoscaler scales its target too: it records why (see refuseAmbiguous), writes the
 // status and reports true. It reports false, having changed nothing, when pa's target is its own.
 func (c *Controller) refuseIfAmbiguous(ctx context.Context, tm *term, old, pa *podpilotv1alpha1.PodAutoscaler, t target,
-	rec *reconcile, now time.Time) (bool, error) {
+	rec *telemetry.Reconcile, now time.Time) (bool, error) {
 	others, err := c.otherAutoscalers(pa)
 	if err != nil {
 		return true, err
@@ -142,7 +143,7 @@ func (c *Controller) refuseIfAmbiguous(ctx context.Context, tm *term, old, pa *p
 	if len(others) == 0 {
 		return false, nil
 	}
-	rec.failed(ErrAmbiguousScaleTarget)
+	rec.Failed(ErrAmbiguousScaleTarget)
 	c.refuseAmbiguous(old, pa, t, others, now)
 	return true, c.updateStatus(ctx, tm, old, pa, false)
 }

@@ -166,7 +166,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	fetcher, err := metrics.NewFetcher(metrics.FetcherConfig{
 		Custom: cfg.CustomSource, Resource: cfg.ResourceSource, External: cfg.ExternalSource, Clock: cfg.Clock,
-		Freshness: cfg.Options.SyncPeriod / 2, Timeout: cfg.Options.SyncPeriod, Counter: cfg.Metrics.counter(),
+		Freshness: cfg.Options.SyncPeriod / 2, Timeout: cfg.Options.SyncPeriod, Counter: cfg.Metrics.Counter(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build metrics fetcher: %w", err)
@@ -175,7 +175,7 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	fits, err := prediction.NewModels(cfg.History, cfg.Clock, cfg.Options.PredictionRefresh, cfg.Options.PredictionMaxModels, cfg.Metrics.modelCache)
+	fits, err := prediction.NewModels(cfg.History, cfg.Clock, cfg.Options.PredictionRefresh, cfg.Options.PredictionMaxModels, cfg.Metrics.ModelCache)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func New(cfg Config) (*Controller, error) {
 			deployments.Informer().HasSynced, statefulSets.Informer().HasSynced,
 			replicaSets.Informer().HasSynced, hpas.Informer().HasSynced},
 	}
-	if err := cfg.Metrics.watch(c.paLister, c.running.Load, cfg.Options); err != nil {
+	if err := cfg.Metrics.Watch(c.paLister, c.running.Load, cfg.Options.SyncPeriod, cfg.Options.PerObjectMetrics); err != nil {
 		return nil, err
 	}
 	c.term.Store(newTerm(c.clock, c.opts))
@@ -316,9 +316,9 @@ func (c *Controller) processNext(ctx context.Context, tm *term) bool {
 func (c *Controller) syncAndRequeue(ctx context.Context, tm *term, key cache.ObjectName) {
 	defer tm.queue.Done(key)
 	c.active.Add(1)
-	c.metrics.syncStarted(c.clock.Now(), tm.queue.Len())
+	c.metrics.SyncStarted(c.clock.Now(), tm.queue.Len())
 	err := c.syncRecovering(ctx, tm, key)
-	c.metrics.syncDone(c.clock.Now(), tm.queue.Len())
+	c.metrics.SyncDone(c.clock.Now(), tm.queue.Len())
 	c.active.Add(-1)
 	c.tick()
 	switch {

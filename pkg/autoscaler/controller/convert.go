@@ -10,13 +10,14 @@ import (
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
+	"github.com/podpilot/podpilot/pkg/autoscaler/telemetry"
 )
 
 // metricsOf returns pa's metrics in the order of status.currentMetrics (custom, resource,
 // object, external, container resource), each with this round's samples or the error that kept
 // them from being read; an error never becomes a zero sample. The metrics are read concurrently,
 // within the round's read deadline (Options.readTimeout): a metric not read by then fails.
-func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, rec *reconcile) []decision.Metric {
+func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, rec *telemetry.Reconcile) []decision.Metric {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.readTimeout())
 	defer cancel()
 	reads := c.metricReads(pa)
@@ -54,7 +55,7 @@ func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAuto
 		panic(panicked)
 	}
 	for i, d := range took {
-		rec.fetched(out[i].ID(), d)
+		rec.Fetched(out[i].ID(), d)
 	}
 	return out
 }

@@ -46,7 +46,7 @@ func (c *Controller) roundPanicked(ctx context.Context, tm *term, key cache.Obje
 	ref := klog.KRef(key.Namespace, key.Name)
 	klog.FromContext(ctx).Error(fmt.Errorf("%w: %v", errRoundPanicked, r), "PodAutoscaler round panicked; its replicas are held and the round is retried",
 		"podAutoscaler", ref, "stack", string(stack))
-	c.metrics.roundPanicked()
+	c.metrics.RoundPanicked()
 	err := fmt.Errorf("round of PodAutoscaler %s: %w: %v", key, errRoundPanicked, r)
 	if werr := c.reportPanic(ctx, tm, key); werr != nil {
 		return errors.Join(err, werr)

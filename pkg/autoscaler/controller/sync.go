@@ -40,8 +40,8 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.roundTimeout())
 	defer cancel()
-	rec := c.metrics.reconcile(c.clock)
-	defer rec.done(&err)
+	rec := c.metrics.Reconcile(c.clock)
+	defer rec.Done(&err)
 	now := c.clock.Now()
 	mem, err := c.recall(ctx, tm, shared)
 	if err != nil {
@@ -57,7 +57,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 
 	t, err := c.resolveTarget(pa)
 	if err != nil {
-		rec.failed(err)
+		rec.Failed(err)
 		c.recorder.Eventf(pa, nil, corev1.EventTypeWarning, status.ReasonFailedGetScale, status.ActionGetScale, "%s", err.Error())
 		status.SetCondition(pa, podpilotv1alpha1.ConditionAbleToScale, false, status.ReasonFailedGetScale,
 			"the PodAutoscaler controller was unable to get the target's current scale: "+err.Error(), now)
@@ -99,7 +99,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 			return r.err
 		}
 	}
-	rec.decided(d, t.specReplicas, r.err)
+	rec.Decided(d, t.specReplicas, r.err)
 	c.remember(tm, pa, t, d, r, now)
 	logDecision(ctx, pa, t, d, in.Metrics)
 
