@@ -3,7 +3,8 @@
 # - the pure algorithm packages import no client, server, Prometheus or
 #   k8s.io/kubernetes code;
 # - pkg/provider and pkg/autoscaler never import each other;
-# - the packages split out of the controller (state, status, prediction, schedule, telemetry) never import pkg/autoscaler/controller;
+# - the packages split out of the controller (state, status, prediction, schedule,
+#   telemetry) never import pkg/autoscaler/controller;
 # - nothing in the main module imports k8s.io/kubernetes;
 # - pkg/ never imports cmd/ or test/.
 set -euo pipefail
