@@ -3,6 +3,8 @@
 # - the pure algorithm packages import no client, server, Prometheus or
 #   k8s.io/kubernetes code;
 # - pkg/provider and pkg/autoscaler never import each other;
+# - the packages split out of the controller (state, status, prediction, schedule,
+#   telemetry) never import pkg/autoscaler/controller;
 # - nothing in the main module imports k8s.io/kubernetes;
 # - pkg/ never imports cmd/ or test/.
 set -euo pipefail
@@ -21,6 +23,12 @@ for pkg in ./pkg/autoscaler/replicas ./pkg/autoscaler/normalize ./pkg/autoscaler
   if grep -n 'time\.Now()' "$pkg"/*.go | grep -v _test.go | grep -v '^\S*doc.go' >/dev/null; then
     fail "$pkg (pure) calls time.Now()"
   fi
+done
+# The packages split out of the controller sit below it: the controller imports them, and none
+# of them imports pkg/autoscaler/controller (a shard will own state; the rest are its parts).
+for pkg in ./pkg/autoscaler/state ./pkg/autoscaler/status ./pkg/autoscaler/prediction ./pkg/autoscaler/schedule ./pkg/autoscaler/telemetry; do
+  bad=$(deps "$pkg" | grep -x "$mod/pkg/autoscaler/controller" || true)
+  [[ -z $bad ]] || fail "$pkg imports pkg/autoscaler/controller"
 done
 bad=$(deps ./pkg/provider/... | grep "^$mod/pkg/autoscaler" || true)
 [[ -z $bad ]] || fail "pkg/provider imports pkg/autoscaler: $(echo $bad)"

@@ -18,8 +18,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
-	"github.com/podpilot/podpilot/pkg/autoscaler/controller"
 	"github.com/podpilot/podpilot/pkg/autoscaler/forecast"
+	"github.com/podpilot/podpilot/pkg/autoscaler/prediction"
 	"github.com/podpilot/podpilot/test/e2e/framework"
 )
 
@@ -37,7 +37,7 @@ const (
 // refusalReasons are the PredictionActive reasons that say why the forecast is off.
 var refusalReasons = []string{
 	forecast.ReasonHistoryTooShort, forecast.ReasonHistoryGappy, forecast.ReasonNotSeasonal,
-	forecast.ReasonInvalidHistory, controller.ReasonHistoryUnavailable,
+	forecast.ReasonInvalidHistory, prediction.ReasonHistoryUnavailable,
 }
 
 // TestPredictionLeadTimeFromRealStartup runs a Deployment of the demo workload (test/workload)

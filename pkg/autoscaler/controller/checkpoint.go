@@ -16,6 +16,8 @@ import (
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/autoscaler/state"
+	"github.com/podpilot/podpilot/pkg/autoscaler/status"
 )
 
 var (
@@ -50,14 +52,14 @@ func essentialChange(old, s podpilotv1alpha1.PodAutoscalerStatus, rescaled bool)
 // which waits for the budget off the workers' path, and any other is left to the next round.
 func (c *Controller) updateStatus(ctx context.Context, tm *term, base, pa *podpilotv1alpha1.PodAutoscaler, rescaled bool) error {
 	logger := klog.FromContext(ctx)
-	if !visiblyChanged(base.Status, pa.Status) {
+	if !status.VisiblyChanged(base.Status, pa.Status) {
 		logger.V(5).Info("PodAutoscaler status unchanged", "podAutoscaler", klog.KObj(pa))
 		return nil
 	}
 	if c.statusRL != nil && !c.statusRL.TryAccept() {
 		if essentialChange(base.Status, pa.Status, rescaled) {
 			owed := pa.Status.DeepCopy()
-			tm.memory.update(pa, func(e *remembered) { e.owed = owed })
+			tm.memory.Remember(state.ObjectRef(pa), func(e *remembered) { e.Owed = owed })
 			tm.owed.Add(cache.MetaObjectToName(pa))
 			logger.V(4).Info("Status write budget spent, the status writer writes it", "podAutoscaler", klog.KObj(pa))
 			return nil
@@ -84,7 +86,7 @@ func (c *Controller) writeStatus(ctx context.Context, tm *term, base *podpilotv1
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		written, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{})
 		if err == nil {
-			tm.memory.wrote(written, obj.ResourceVersion)
+			tm.memory.Checkpoint(written, obj.ResourceVersion)
 			return nil
 		}
 		if !apierrors.IsConflict(err) {
@@ -96,17 +98,17 @@ func (c *Controller) writeStatus(ctx context.Context, tm *term, base *podpilotv1
 			return getErr
 		case stored.UID != obj.UID:
 			return errReplaced
-		case owed != nil && (!tm.memory.owes(stored, owed) || stored.Status.ObservedGeneration > status.ObservedGeneration):
+		case owed != nil && (!state.Owes(tm.memory, stored, owed) || stored.Status.ObservedGeneration > status.ObservedGeneration):
 			superseded = true
 			return nil
 		}
-		merged := tm.memory.merge(stored, c.lastRound())
+		merged := state.Merge(tm.memory, stored, c.lastRound())
 		theirs := stored.Status
 		obj = stored
 		obj.Status = *status.DeepCopy()
-		persistHistory(&obj.Status, merged)
+		state.PersistHistory(&obj.Status, merged)
 		if keepZeroMark(&obj.Status, theirs) {
-			tm.memory.update(stored, func(e *remembered) { e.zeroKnown, e.zero = true, true })
+			tm.memory.Remember(state.ObjectRef(stored), func(e *remembered) { e.ZeroKnown, e.Zero = true, true })
 		}
 		return err
 	})
@@ -147,9 +149,9 @@ func (c *Controller) processOwed(ctx context.Context, tm *term) bool {
 		return true
 	}
 	var owed *podpilotv1alpha1.PodAutoscalerStatus
-	tm.memory.update(cached, func(e *remembered) { owed = e.owed })
-	base := tm.memory.base(cached)
-	if owed == nil || !visiblyChanged(base.Status, *owed) {
+	tm.memory.Remember(state.ObjectRef(cached), func(e *remembered) { owed = e.Owed })
+	base := state.Base(tm.memory, cached)
+	if owed == nil || !status.VisiblyChanged(base.Status, *owed) {
 		tm.owed.Forget(key)
 		return true
 	}
@@ -167,7 +169,7 @@ func (c *Controller) processOwed(ctx context.Context, tm *term) bool {
 // checkpointBefore writes, before a rescale, what the next leader needs to tell the rescale's
 // outcome apart whatever becomes of the writes after it (a status write lost, a leader that dies
 // first): a PodAutoscaler's first checkpoint when it has none yet (the target's replicas before
-// the rescale as desiredReplicas, see observedSinceCheckpoint), and the ScaledToZero mark before
+// the rescale as desiredReplicas, see state.ObservedSinceCheckpoint), and the ScaledToZero mark before
 // a scale to zero podpilot will hold, so that podpilot finds the zero to be its own and scales
 // the target back up. It takes a status budget token without waiting; when the budget is spent,
 // or the write fails, the rescale waits for the next round (errStatusNotWritten).
@@ -185,7 +187,7 @@ func (c *Controller) checkpointBefore(ctx context.Context, tm *term, base *podpi
 		marked.Status.CurrentReplicas, marked.Status.DesiredReplicas = t.specReplicas, t.specReplicas
 	}
 	if zero {
-		setDecisionConditions(marked, []decision.Condition{d.ScaledToZeroCondition()}, now)
+		status.SetDecisionConditions(marked, []decision.Condition{d.ScaledToZeroCondition()}, now)
 	}
 	return c.writeStatus(ctx, tm, base, marked.Status, nil)
 }
@@ -211,7 +213,7 @@ func zeroMarked(pa *podpilotv1alpha1.PodAutoscaler) bool {
 // setZeroMark sets pa's ScaledToZero condition to what the memory knows, once it knows it: so a
 // round writes it again when the write after the rescale that set it was lost.
 func setZeroMark(pa *podpilotv1alpha1.PodAutoscaler, e remembered, now time.Time) {
-	if e.zeroKnown {
-		setDecisionConditions(pa, []decision.Condition{decision.Decision{HoldsAtZero: e.zero}.ScaledToZeroCondition()}, now)
+	if e.ZeroKnown {
+		status.SetDecisionConditions(pa, []decision.Condition{decision.Decision{HoldsAtZero: e.Zero}.ScaledToZeroCondition()}, now)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/status"
+	"github.com/podpilot/podpilot/pkg/autoscaler/telemetry"
 )
 
 // ReasonAmbiguousScaleTarget is the ScalingActive reason (condition False) and the event of a
@@ -133,7 +135,7 @@ func rivals(pa *podpilotv1alpha1.PodAutoscaler, hpas []*autoscalingv2.Horizontal
 // another autoscaler scales its target too: it records why (see refuseAmbiguous), writes the
 // status and reports true. It reports false, having changed nothing, when pa's target is its own.
 func (c *Controller) refuseIfAmbiguous(ctx context.Context, tm *term, old, pa *podpilotv1alpha1.PodAutoscaler, t target,
-	rec *reconcile, now time.Time) (bool, error) {
+	rec *telemetry.Reconcile, now time.Time) (bool, error) {
 	others, err := c.otherAutoscalers(pa)
 	if err != nil {
 		return true, err
@@ -141,7 +143,7 @@ func (c *Controller) refuseIfAmbiguous(ctx context.Context, tm *term, old, pa *p
 	if len(others) == 0 {
 		return false, nil
 	}
-	rec.failed(ErrAmbiguousScaleTarget)
+	rec.Failed(ErrAmbiguousScaleTarget)
 	c.refuseAmbiguous(old, pa, t, others, now)
 	return true, c.updateStatus(ctx, tm, old, pa, false)
 }
@@ -157,7 +159,7 @@ func (c *Controller) refuseAmbiguous(old, pa *podpilotv1alpha1.PodAutoscaler, t 
 	}
 	msg := fmt.Sprintf("%s is also the scale target of %s; podpilot does not scale it while more than one autoscaler does",
 		t.reference, strings.Join(names, ", "))
-	setCondition(pa, podpilotv1alpha1.ConditionScalingActive, false, ReasonAmbiguousScaleTarget, msg, now)
+	status.SetCondition(pa, podpilotv1alpha1.ConditionScalingActive, false, ReasonAmbiguousScaleTarget, msg, now)
 	prev := meta.FindStatusCondition(old.Status.Conditions, podpilotv1alpha1.ConditionScalingActive)
 	if prev == nil || prev.Reason != ReasonAmbiguousScaleTarget || prev.Message != msg {
 		// The first rival is the event's related object: events/v1 aggregates events that differ
@@ -166,5 +168,5 @@ func (c *Controller) refuseAmbiguous(old, pa *podpilotv1alpha1.PodAutoscaler, t 
 	}
 	pa.Status.CurrentReplicas = t.specReplicas
 	pa.Status.CurrentMetrics = nil
-	pa.Status.Targets = targetsOf(pa, nil)
+	pa.Status.Targets = status.TargetsOf(pa, nil)
 }

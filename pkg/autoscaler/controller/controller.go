@@ -27,7 +27,10 @@ import (
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
+	"github.com/podpilot/podpilot/pkg/autoscaler/prediction"
+	"github.com/podpilot/podpilot/pkg/autoscaler/schedule"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
+	"github.com/podpilot/podpilot/pkg/autoscaler/state"
 	"github.com/podpilot/podpilot/pkg/generated/clientset/versioned"
 	"github.com/podpilot/podpilot/pkg/generated/informers/externalversions"
 	podpilotlisters "github.com/podpilot/podpilot/pkg/generated/listers/autoscaling/v1alpha1"
@@ -92,7 +95,7 @@ type Config struct {
 }
 
 // Controller syncs every PodAutoscaler each sync period. While it runs (leads), it keeps each
-// PodAutoscaler's history in memory and checkpoints it in the object's status (see memory).
+// PodAutoscaler's history in memory and checkpoints it in the object's status (see state.Memory).
 type Controller struct {
 	kube     kubernetes.Interface
 	podpilot versioned.Interface
@@ -102,7 +105,7 @@ type Controller struct {
 	opts     Options
 	fetcher  *metrics.Fetcher
 	scrapes  *metrics.ScrapeTracker
-	models   *models
+	models   *prediction.Models
 	metrics  *Metrics
 
 	paInformer        cache.SharedIndexInformer
@@ -129,7 +132,7 @@ type Controller struct {
 type term struct {
 	queue  workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	owed   workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	memory *memory
+	memory state.Store[concerns]
 	fair   *fairShare
 }
 
@@ -141,7 +144,7 @@ func newTerm(clk clock.WithTicker, o Options) *term {
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: name, Clock: clk},
 		)
 	}
-	return &term{queue: newQueue(Name), owed: newQueue(Name + "-status"), memory: newMemory(), fair: newFairShare(o.namespaceShare())}
+	return &term{queue: newQueue(Name), owed: newQueue(Name + "-status"), memory: state.New[concerns](), fair: newFairShare(o.namespaceShare())}
 }
 
 // shutDown stops t's queues.
@@ -163,7 +166,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	fetcher, err := metrics.NewFetcher(metrics.FetcherConfig{
 		Custom: cfg.CustomSource, Resource: cfg.ResourceSource, External: cfg.ExternalSource, Clock: cfg.Clock,
-		Freshness: cfg.Options.SyncPeriod / 2, Timeout: cfg.Options.SyncPeriod, Counter: cfg.Metrics.counter(),
+		Freshness: cfg.Options.SyncPeriod / 2, Timeout: cfg.Options.SyncPeriod, Counter: cfg.Metrics.Counter(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build metrics fetcher: %w", err)
@@ -172,7 +175,7 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	fits, err := newModels(cfg.History, cfg.Clock, cfg.Options.PredictionRefresh, cfg.Options.PredictionMaxModels, cfg.Metrics.modelCache)
+	fits, err := prediction.NewModels(cfg.History, cfg.Clock, cfg.Options.PredictionRefresh, cfg.Options.PredictionMaxModels, cfg.Metrics.ModelCache)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +201,7 @@ func New(cfg Config) (*Controller, error) {
 			deployments.Informer().HasSynced, statefulSets.Informer().HasSynced,
 			replicaSets.Informer().HasSynced, hpas.Informer().HasSynced},
 	}
-	if err := cfg.Metrics.watch(c.paLister, c.running.Load, cfg.Options); err != nil {
+	if err := cfg.Metrics.Watch(c.paLister, c.running.Load, cfg.Options.SyncPeriod, cfg.Options.PerObjectMetrics); err != nil {
 		return nil, err
 	}
 	c.term.Store(newTerm(c.clock, c.opts))
@@ -207,7 +210,7 @@ func New(cfg Config) (*Controller, error) {
 
 // Run syncs PodAutoscalers with the configured workers until ctx is done, then shuts its queues
 // down and waits for the workers. Call it once leadership is acquired; it may be called again
-// after it returns, and each Run starts from the PodAutoscalers' status (see memory). It fails
+// after it returns, and each Run starts from the PodAutoscalers' status (see state.Memory). It fails
 // if the caches do not sync.
 func (c *Controller) Run(ctx context.Context) error {
 	if !c.running.CompareAndSwap(false, true) {
@@ -283,7 +286,7 @@ func handler(tm *term) cache.ResourceEventHandler {
 			}
 			enqueue(newObj)
 		},
-		DeleteFunc: tm.memory.forgetObject,
+		DeleteFunc: func(obj any) { state.ForgetObject(tm.memory, obj) },
 	}
 }
 
@@ -313,9 +316,9 @@ func (c *Controller) processNext(ctx context.Context, tm *term) bool {
 func (c *Controller) syncAndRequeue(ctx context.Context, tm *term, key cache.ObjectName) {
 	defer tm.queue.Done(key)
 	c.active.Add(1)
-	c.metrics.syncStarted(c.clock.Now(), tm.queue.Len())
+	c.metrics.SyncStarted(c.clock.Now(), tm.queue.Len())
 	err := c.syncRecovering(ctx, tm, key)
-	c.metrics.syncDone(c.clock.Now(), tm.queue.Len())
+	c.metrics.SyncDone(c.clock.Now(), tm.queue.Len())
 	c.active.Add(-1)
 	c.tick()
 	switch {
@@ -336,10 +339,10 @@ func (c *Controller) syncAndRequeue(ctx context.Context, tm *term, key cache.Obj
 	if pa, err := c.paLister.PodAutoscalers(key.Namespace).Get(key.Name); !apierrors.IsNotFound(err) {
 		next := c.nextRound(ctx, pa)
 		if pa != nil {
-			if w := untilWindowChange(pa, c.clock.Now()); w > 0 {
-				next = min(next, w) // a schedule window starts or ends before the next round (floor.go)
+			if w := schedule.UntilWindowChange(pa, c.clock.Now()); w > 0 {
+				next = min(next, w) // a schedule window starts or ends before the next round (see schedule.UntilWindowChange)
 			}
-			next = max(next, rescaleGap(pa)-c.clock.Since(tm.memory.lastRescale(key)))
+			next = max(next, rescaleGap(pa)-c.clock.Since(state.LastRescale(tm.memory, key)))
 		}
 		tm.queue.AddAfter(key, next)
 	}

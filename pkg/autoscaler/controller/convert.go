@@ -4,24 +4,20 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
-	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
+	"github.com/podpilot/podpilot/pkg/autoscaler/telemetry"
 )
 
 // metricsOf returns pa's metrics in the order of status.currentMetrics (custom, resource,
 // object, external, container resource), each with this round's samples or the error that kept
 // them from being read; an error never becomes a zero sample. The metrics are read concurrently,
 // within the round's read deadline (Options.readTimeout): a metric not read by then fails.
-func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, rec *reconcile) []decision.Metric {
+func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, rec *telemetry.Reconcile) []decision.Metric {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.readTimeout())
 	defer cancel()
 	reads := c.metricReads(pa)
@@ -59,7 +55,7 @@ func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAuto
 		panic(panicked)
 	}
 	for i, d := range took {
-		rec.fetched(out[i].ID(), d)
+		rec.Fetched(out[i].ID(), d)
 	}
 	return out
 }
@@ -89,7 +85,7 @@ func appendReads[M any](reads []metricRead, namespace string, specs []M, read fu
 // customMetric reads a custom (pods) metric of namespace.
 func (c *Controller) customMetric(ctx context.Context, namespace string, m podpilotv1alpha1.CustomMetricSpec) (decision.Metric, error) {
 	dm := decision.Metric{Kind: decision.PodsMetric, Name: m.MetricName, Target: specconv.CustomTarget(m)}
-	sel, err := metricSelector(m.Selector)
+	sel, err := specconv.MetricSelector(m.Selector)
 	if err == nil {
 		dm.Samples, err = c.fetcher.PodMetric(ctx, namespace, m.MetricName, sel)
 	}
@@ -104,99 +100,4 @@ func (c *Controller) resourceMetric(ctx context.Context, namespace string, m pod
 	var err error
 	dm.Samples, err = c.fetcher.ResourceMetric(ctx, namespace, m.ResourceName)
 	return dm, err
-}
-
-// metricSelector converts a custom metric's selector; nil selects every series.
-func metricSelector(s *podpilotv1alpha1.MetricSelector) (labels.Selector, error) {
-	if s == nil {
-		return labels.Everything(), nil
-	}
-	sel, err := metav1.LabelSelectorAsSelector(s.LabelSelector())
-	if err != nil {
-		return nil, fmt.Errorf("metric selector: %w", err)
-	}
-	return sel, nil
-}
-
-// historyOf reads the history checkpointed in status; the newest run counts as made until
-// lastRound (see normalize.FromCheckpoint).
-func historyOf(s podpilotv1alpha1.PodAutoscalerStatus, lastRound time.Time) normalize.History {
-	var h normalize.History
-	var recs []normalize.Recommendation
-	for _, r := range s.Recommendations {
-		recs = append(recs, normalize.Recommendation{Replicas: r.Replicas, Time: r.Timestamp.Time})
-	}
-	h.Recommendations = normalize.FromCheckpoint(recs, lastRound)
-	if len(h.Recommendations) == 0 {
-		h.Recommendations = nil
-	}
-	if s.ScaleEvents != nil {
-		h.ScaleUpEvents = eventsOf(s.ScaleEvents.ScaleUp)
-		h.ScaleDownEvents = eventsOf(s.ScaleEvents.ScaleDown)
-	}
-	return h
-}
-
-func eventsOf(in []podpilotv1alpha1.ScaleEvent) []normalize.ScaleEvent {
-	var out []normalize.ScaleEvent
-	for _, e := range in {
-		out = append(out, normalize.ScaleEvent{Change: e.ReplicaChange, Time: e.Timestamp.Time})
-	}
-	return out
-}
-
-// persistHistory writes h into status as its checkpoint (see normalize.Checkpoint), within the
-// CRD's bounds. Status keeps whole seconds, so every time a window or a period counts from (an
-// ended run, a scale event) is rounded up: read back, it holds a little longer, never shorter;
-// the newest run's start is rounded down. Past MaxRecommendations the oldest runs are folded
-// (normalize.Fold), never dropped. Scale events stay within MaxScaleEvents since a PodAutoscaler
-// rescales at most once per round, and Options.Validate keeps a period's rounds within it.
-func persistHistory(s *podpilotv1alpha1.PodAutoscalerStatus, h normalize.History) {
-	runs := normalize.Fold(normalize.Checkpoint(h.Recommendations), podpilotv1alpha1.MaxRecommendations)
-	recs := make([]podpilotv1alpha1.Recommendation, 0, len(runs))
-	for i, r := range runs {
-		t := normalize.CeilSecond(r.Time)
-		if i == len(runs)-1 {
-			t = r.Time.Truncate(time.Second)
-		}
-		recs = append(recs, podpilotv1alpha1.Recommendation{Replicas: r.Replicas, Timestamp: metav1.NewTime(t)})
-	}
-	s.Recommendations = recs
-	if len(s.Recommendations) == 0 {
-		s.Recommendations = nil
-	}
-	up := scaleEventsOf(newestEvents(h.ScaleUpEvents, podpilotv1alpha1.MaxScaleEvents))
-	down := scaleEventsOf(newestEvents(h.ScaleDownEvents, podpilotv1alpha1.MaxScaleEvents))
-	s.ScaleEvents = nil
-	if len(up) > 0 || len(down) > 0 {
-		s.ScaleEvents = &podpilotv1alpha1.ScaleEvents{ScaleUp: up, ScaleDown: down}
-	}
-}
-
-func scaleEventsOf(in []normalize.ScaleEvent) []podpilotv1alpha1.ScaleEvent {
-	var out []podpilotv1alpha1.ScaleEvent
-	for _, e := range in {
-		out = append(out, podpilotv1alpha1.ScaleEvent{ReplicaChange: e.Change, Timestamp: metav1.NewTime(normalize.CeilSecond(e.Time))})
-	}
-	return out
-}
-
-// newestEvents returns the n newest of events, in their order.
-func newestEvents(events []normalize.ScaleEvent, n int) []normalize.ScaleEvent {
-	if len(events) <= n {
-		return events
-	}
-	times := make([]time.Time, 0, len(events))
-	for _, e := range events {
-		times = append(times, e.Time)
-	}
-	slices.SortFunc(times, time.Time.Compare)
-	cutoff := times[len(times)-n]
-	out := make([]normalize.ScaleEvent, 0, n)
-	for _, e := range events {
-		if !e.Time.Before(cutoff) && len(out) < n {
-			out = append(out, e)
-		}
-	}
-	return out
 }

@@ -11,6 +11,7 @@ import (
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
+	"github.com/podpilot/podpilot/pkg/autoscaler/status"
 )
 
 // ReasonDryRunRescale is the event and AbleToScale reason of a rescale a dry-run PodAutoscaler
@@ -50,10 +51,10 @@ func modeOf(pa *podpilotv1alpha1.PodAutoscaler) podpilotv1alpha1.PodAutoscalerMo
 // returned unchanged (its own rescales are recorded when made).
 func observedHistory(pa *podpilotv1alpha1.PodAutoscaler, e remembered, b *normalize.Behavior, current int32,
 	now time.Time) normalize.History {
-	if !dryRun(pa) || e.replicas == 0 || current == 0 {
-		return e.history
+	if !dryRun(pa) || e.Replicas == 0 || current == 0 {
+		return e.History
 	}
-	return normalize.RecordScaleEvent(e.history, b, e.replicas, current, now)
+	return normalize.RecordScaleEvent(e.History, b, e.Replicas, current, now)
 }
 
 // reportRescale is applyRescale for a dry-run pa: it writes nothing, emits a DryRunRescale event
@@ -62,8 +63,8 @@ func observedHistory(pa *podpilotv1alpha1.PodAutoscaler, e remembered, b *normal
 func (c *Controller) reportRescale(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, t target,
 	d decision.Decision, now time.Time) (normalize.History, int32) {
 	msg := fmt.Sprintf("would scale %s from %d to %d: %s", pa.Spec.ScaleTargetName, t.specReplicas, d.DesiredReplicas, d.Reason)
-	c.recorder.Eventf(pa, nil, corev1.EventTypeNormal, ReasonDryRunRescale, actionScale, "%s", msg)
-	setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, ReasonDryRunRescale,
+	c.recorder.Eventf(pa, nil, corev1.EventTypeNormal, ReasonDryRunRescale, status.ActionScale, "%s", msg)
+	status.SetCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, ReasonDryRunRescale,
 		"dry run: the PodAutoscaler "+msg, now)
 	klog.FromContext(ctx).V(2).Info("Dry run, not rescaling", "podAutoscaler", klog.KObj(pa), "target", t.reference,
 		"from", t.specReplicas, "to", d.DesiredReplicas, "reason", d.Reason)

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/state"
 )
 
 // A new leader and the recommendations its predecessor never checkpointed (issue 27, medium 6):
@@ -126,8 +127,8 @@ func TestAConflictKeepsTheStoredZeroMarkWhileTheTargetIsAtZero(t *testing.T) {
 	if !zeroMarked(f.autoscaler()) {
 		t.Errorf("ScaledToZero %s after the conflict, want True kept: the target is still at zero", condition(f.autoscaler(), podpilotv1alpha1.ConditionScaledToZero))
 	}
-	if mem := tm.memory.recall(stale, now); !mem.zeroKnown || !mem.zero {
-		t.Errorf("memory zero mark %v/%v after the conflict, want true", mem.zeroKnown, mem.zero)
+	if mem := tm.memory.Recall(stale, now); !mem.ZeroKnown || !mem.Zero {
+		t.Errorf("memory zero mark %v/%v after the conflict, want true", mem.ZeroKnown, mem.Zero)
 	}
 }
 
@@ -140,7 +141,7 @@ func TestADeferredStatusNeverOverwritesANewerOne(t *testing.T) {
 	cached := f.autoscaler()
 	owed := cached.Status.DeepCopy()
 	owed.DesiredReplicas = 7 // an older round's decision, deferred by the status budget
-	tm.memory.update(cached, func(e *remembered) { e.owed = owed })
+	tm.memory.Remember(state.ObjectRef(cached), func(e *remembered) { e.Owed = owed })
 	tm.owed.Add(paKey)
 	// While the status writer waits, a round writes a newer status.
 	raced := false
@@ -155,7 +156,7 @@ func TestADeferredStatusNeverOverwritesANewerOne(t *testing.T) {
 		if err := f.podpilot.Tracker().Update(a.GetResource(), newer, ns); err != nil {
 			return true, nil, err
 		}
-		tm.memory.wrote(newer, cached.ResourceVersion)
+		tm.memory.Checkpoint(newer, cached.ResourceVersion)
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: podpilotv1alpha1.GroupName, Resource: "podautoscalers"}, paKey.Name, errors.New("the object has been modified"))
 	})
 	f.seedCaches()

@@ -5,13 +5,9 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
-	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
-	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 )
 
 // TestPredictionSurvivesEveryFastPath checks that a PodAutoscaler with spec.prediction, in
@@ -47,31 +43,6 @@ func TestPredictionSurvivesEveryFastPath(t *testing.T) {
 				}
 				f.syncAt(now.Add(15 * time.Second))
 			})
-		}
-	}
-}
-
-// TestMetricListsAreJoinedByIdentity checks that status.targets and the per-object series find a
-// metric's status by its identity, not by its position: a list shorter than the spec's (a fast
-// path, an older status) or in another order shows each value at its own metric.
-func TestMetricListsAreJoinedByIdentity(t *testing.T) {
-	pa := seedAutoscaler(func(pa *podpilotv1alpha1.PodAutoscaler) {
-		pa.Spec.ContainerResourceMetrics = []podpilotv1alpha1.ContainerResourceMetricSpec{
-			{ResourceName: corev1.ResourceCPU, Container: "app", TargetType: podpilotv1alpha1.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("1"))},
-			{ResourceName: corev1.ResourceCPU, Container: "sidecar", TargetType: podpilotv1alpha1.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("1"))},
-		}
-	})
-	sidecar := decision.MetricStatus{Kind: decision.ContainerResourceMetric, Name: "cpu",
-		Target: replicas.Target{Type: replicas.AverageValue, Resource: corev1.ResourceCPU, Container: "sidecar"}, Result: replicas.Result{AverageValue: 300}}
-	if got, want := targetsOf(pa, []decision.MetricStatus{sidecar}), "<unknown>/2k, <unknown>/1, 300m/1"; got != want {
-		t.Errorf("status.targets = %q, want %q: only the sidecar's cpu has a status", got, want)
-	}
-	pa.Status.CurrentMetrics = []podpilotv1alpha1.MetricStatus{
-		{Type: podpilotv1alpha1.ContainerResourceMetricSourceType, Name: "cpu", Container: "sidecar", AverageValue: ptr.To(resource.MustParse("300m"))},
-	}
-	for _, m := range metricsOfObject(pa) {
-		if m.hasValue && m.container != "sidecar" {
-			t.Errorf("metric %s/%s of container %q shows the sidecar's value %g", m.typ, m.name, m.container, m.value)
 		}
 	}
 }

@@ -183,27 +183,3 @@ func TestRemovingTheSchedulesClearsTheirStatusAndCondition(t *testing.T) {
 		t.Errorf("status.schedules = %+v, ScheduleActive = %+v; want neither", pa.Status.Schedules, meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionScheduleActive))
 	}
 }
-
-func TestTheNextRoundComesWhenAWindowStartsOrEndsIfThatIsSooner(t *testing.T) {
-	at := func(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(d)) }
-	tests := []struct {
-		name   string
-		status *podpilotv1alpha1.ScheduleStatus
-		want   time.Duration
-	}{
-		{name: "no schedule status: no time", want: 0},
-		{name: "the next start", status: &podpilotv1alpha1.ScheduleStatus{Next: &podpilotv1alpha1.WindowOccurrence{Start: at(7 * time.Second)}}, want: 7 * time.Second},
-		{name: "an active window's end before the next start", status: &podpilotv1alpha1.ScheduleStatus{
-			Active: []podpilotv1alpha1.WindowOccurrence{{End: at(3 * time.Second)}}, Next: &podpilotv1alpha1.WindowOccurrence{Start: at(time.Hour)}}, want: 3 * time.Second},
-		{name: "times already past are no time", status: &podpilotv1alpha1.ScheduleStatus{Next: &podpilotv1alpha1.WindowOccurrence{Start: at(-time.Second)}}, want: 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			pa := seedAutoscaler(withSchedules(window("business", 4)))
-			pa.Status.Schedules = tt.status
-			if got := untilWindowChange(pa, now); got != tt.want {
-				t.Errorf("until = %s, want %s", got, tt.want)
-			}
-		})
-	}
-}

@@ -17,7 +17,7 @@ import (
 func (c *Controller) objectMetric(ctx context.Context, namespace string, m podpilotv1alpha1.ObjectMetricSpec) (decision.Metric, error) {
 	dm := decision.Metric{Kind: decision.ObjectMetric, Name: m.MetricName, DescribedKind: m.DescribedObject.Kind, DescribedName: m.DescribedObject.Name,
 		Target: specconv.ValueTarget(m.TargetType, m.Value, m.AverageValue)}
-	sel, err := metricSelector(m.Selector)
+	sel, err := specconv.MetricSelector(m.Selector)
 	if err == nil {
 		var v int64
 		if v, err = c.fetcher.ObjectMetric(ctx, namespace, describedKind(m.DescribedObject), m.DescribedObject.Name, m.MetricName, sel); err == nil {
@@ -30,7 +30,7 @@ func (c *Controller) objectMetric(ctx context.Context, namespace string, m podpi
 // externalMetric reads an external metric for namespace.
 func (c *Controller) externalMetric(ctx context.Context, namespace string, m podpilotv1alpha1.ExternalMetricSpec) (decision.Metric, error) {
 	dm := decision.Metric{Kind: decision.ExternalMetric, Name: m.MetricName, Target: specconv.ValueTarget(m.TargetType, m.Value, m.AverageValue)}
-	sel, err := metricSelector(m.Selector)
+	sel, err := specconv.MetricSelector(m.Selector)
 	if err == nil {
 		dm.Values, err = c.fetcher.ExternalMetric(ctx, namespace, m.MetricName, sel)
 	}

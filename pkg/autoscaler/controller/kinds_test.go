@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -160,38 +159,6 @@ func TestNewKindFailuresAreTheirOwnScalingActiveReasons(t *testing.T) {
 	}
 }
 
-func TestPerObjectSeriesCoverEveryKind(t *testing.T) {
-	pa := seedAutoscaler(everyKind)
-	pa.Status.CurrentMetrics = []podpilotv1alpha1.MetricStatus{
-		{Type: podpilotv1alpha1.CustomMetricSourceType, Name: "zdns_vanguard_qps", AverageValue: ptr.To(resource.MustParse("1500"))},
-		{Type: podpilotv1alpha1.ObjectMetricSourceType, Name: "requests", DescribedObject: "Service/web", Value: ptr.To(resource.MustParse("25"))},
-		{Type: podpilotv1alpha1.ExternalMetricSourceType, Name: "queue_length", Value: ptr.To(resource.MustParse("4")), AverageValue: ptr.To(resource.MustParse("2"))},
-		{Type: podpilotv1alpha1.ContainerResourceMetricSourceType, Name: "cpu", Container: "vanguard", AverageValue: ptr.To(resource.MustParse("150m")), AverageUtilization: ptr.To[int32](30)},
-	}
-	type row struct {
-		Type          podpilotv1alpha1.MetricSourceType
-		Name          string
-		TargetType    podpilotv1alpha1.MetricTargetType
-		Target, Value float64
-	}
-	var got []row
-	for _, m := range metricsOfObject(pa) {
-		if !m.hasValue {
-			t.Errorf("%s %s has no value", m.typ, m.name)
-		}
-		got = append(got, row{m.typ, m.name, m.targetType, m.target, m.value})
-	}
-	want := []row{
-		{podpilotv1alpha1.CustomMetricSourceType, "zdns_vanguard_qps", "AverageValue", 2000, 1500},
-		{podpilotv1alpha1.ObjectMetricSourceType, "requests", "Value", 10, 25},
-		{podpilotv1alpha1.ExternalMetricSourceType, "queue_length", "AverageValue", 1, 2},
-		{podpilotv1alpha1.ContainerResourceMetricSourceType, "cpu", "Utilization", 50, 30},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("per-object metrics (-want +got):\n%s", diff)
-	}
-}
-
 func TestContainerRequestsAreEachContainersOwnIncludingNativeSidecars(t *testing.T) {
 	always := corev1.ContainerRestartPolicyAlways
 	req := func(cpu string) corev1.ResourceRequirements {
@@ -216,26 +183,5 @@ func TestContainerRequestsAreEachContainersOwnIncludingNativeSidecars(t *testing
 	}
 	if errs != nil {
 		t.Errorf("errors = %v, want none", errs)
-	}
-}
-
-func TestTargetsAreCutToTheSchemaBound(t *testing.T) {
-	pa := seedAutoscaler(func(pa *podpilotv1alpha1.PodAutoscaler) {
-		for range 10 {
-			pa.Spec.ExternalMetrics = append(pa.Spec.ExternalMetrics, podpilotv1alpha1.ExternalMetricSpec{
-				MetricName: "q", TargetType: podpilotv1alpha1.AverageValueTarget, AverageValue: ptr.To(resource.MustParse("123456789012345678m")),
-			})
-			pa.Spec.ObjectMetrics = append(pa.Spec.ObjectMetrics, podpilotv1alpha1.ObjectMetricSpec{
-				MetricName: "q", TargetType: podpilotv1alpha1.AverageValueTarget, AverageValue: ptr.To(resource.MustParse("123456789012345678m")),
-			})
-			pa.Spec.ContainerResourceMetrics = append(pa.Spec.ContainerResourceMetrics, podpilotv1alpha1.ContainerResourceMetricSpec{
-				ResourceName: corev1.ResourceMemory, Container: "c", TargetType: podpilotv1alpha1.AverageValueMetricType,
-				AverageValue: ptr.To(resource.MustParse("123456789012345678m")),
-			})
-		}
-	})
-	got := targetsOf(pa, nil)
-	if len(got) != maxTargetsLength || !strings.HasSuffix(got, "...") {
-		t.Errorf("targets of %d characters ending %q, want %d ending ...", len(got), got[len(got)-5:], maxTargetsLength)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/forecast"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
+	"github.com/podpilot/podpilot/pkg/autoscaler/prediction"
 	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 )
 
@@ -34,13 +35,16 @@ const (
 	// DefaultScrapeMargin is how long after a scrape's timestamp an aligned round runs: the scrape
 	// itself, its append and the query's own lookback take milliseconds for a small target.
 	DefaultScrapeMargin = 500 * time.Millisecond
-	// DefaultPredictionRefresh is how often a forecast model is fitted again (prediction.go).
-	DefaultPredictionRefresh = 5 * time.Minute
-	// maxPredictionRefresh is the longest refresh: a model serves for up to 1+maxStaleFits
-	// refreshes after its fit (models.go), one lead time ahead, and the largest lead admission
-	// allows (maxLead, spec.prediction.leadTimeSeconds; the lead of one PodAutoscaler is only
+	// DefaultPredictionRefresh is how often a forecast model is fitted again (pkg/autoscaler/prediction).
+	DefaultPredictionRefresh = prediction.DefaultRefresh
+	// DefaultPredictionMaxModels is how many histories (distinct namespace, metric and selector) the
+	// forecast holds a model of, by default: see docs/predictive-scaling.md for the memory each takes.
+	DefaultPredictionMaxModels = prediction.DefaultMaxModels
+	// maxPredictionRefresh is the longest refresh: a model serves for up to 1+MaxStaleFits
+	// refreshes after its fit (prediction.Models), one lead time ahead, and the largest lead admission
+	// allows (MaxLead, spec.prediction.leadTimeSeconds; the lead of one PodAutoscaler is only
 	// known per round) must then stay within the forecast's horizon: 2 × 2h30m + 1h = 6h.
-	maxPredictionRefresh = (forecast.MaxHorizon - maxLead) / (1 + maxStaleFits)
+	maxPredictionRefresh = (forecast.MaxHorizon - prediction.MaxLead) / (1 + prediction.MaxStaleFits)
 )
 
 // What the sync period sets besides how often a PodAutoscaler is synced (docs/how-it-decides.md,
@@ -90,7 +94,7 @@ type Options struct {
 	// PerObjectMetrics exports per-PodAutoscaler series on /metrics.
 	PerObjectMetrics bool
 	// AlignToScrapes runs each PodAutoscaler's rounds just after its first Prometheus metric's data
-	// lands in Prometheus, instead of on a fixed phase (see schedule.go).
+	// lands in Prometheus, instead of on a fixed phase (see nextround.go).
 	AlignToScrapes bool
 	// ScrapeMargin is how long after a landing an aligned round runs.
 	ScrapeMargin time.Duration
@@ -207,7 +211,7 @@ func (o *Options) validatePrediction() []error {
 	if o.PredictionRefresh < time.Minute || o.PredictionRefresh > maxPredictionRefresh {
 		errs = append(errs, fmt.Errorf("--autoscaler-prediction-refresh must be within [1m, %s], got %s: a model answers for up to %d refreshes "+
 			"after its fit, one lead time ahead (at most %s, the bound of spec.prediction.leadTimeSeconds), within the forecast's horizon of %s",
-			maxPredictionRefresh, o.PredictionRefresh, 1+maxStaleFits, maxLead, forecast.MaxHorizon))
+			maxPredictionRefresh, o.PredictionRefresh, 1+prediction.MaxStaleFits, prediction.MaxLead, forecast.MaxHorizon))
 	}
 	if o.PredictionMaxModels < 1 {
 		errs = append(errs, fmt.Errorf("--autoscaler-prediction-max-models must be at least 1, got %d", o.PredictionMaxModels))
@@ -217,7 +221,7 @@ func (o *Options) validatePrediction() []error {
 
 // validateHistoryBounds checks that a status holds every round the flag's downscale window looks
 // back over: at most MaxRecommendations rounds. A spec's own windows (up to 3600 s) may span more
-// rounds at short periods; the oldest runs are then folded, never dropped (see persistHistory).
+// rounds at short periods; the oldest runs are then folded, never dropped (see state.PersistHistory).
 // Scale events fit MaxScaleEvents whatever the period (see rescaleGap).
 func (o *Options) validateHistoryBounds() []error {
 	if o.SyncPeriod <= 0 {

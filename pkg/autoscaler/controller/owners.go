@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/status"
 	"github.com/podpilot/podpilot/pkg/podcache"
 )
 
@@ -144,12 +145,12 @@ func (c *Controller) ownerOf(p *podcache.Pod) string {
 // condition's status or message changes from old's, not every round.
 func (c *Controller) reportOverlap(old, pa *podpilotv1alpha1.PodAutoscaler, t target, p targetPods, now time.Time) {
 	if len(p.foreign) == 0 {
-		setCondition(pa, podpilotv1alpha1.ConditionSelectorOverlap, false, ReasonOwnPodsOnly,
+		status.SetCondition(pa, podpilotv1alpha1.ConditionSelectorOverlap, false, ReasonOwnPodsOnly,
 			"every pod matching the scale target's selector is its own", now)
 		return
 	}
 	msg := overlapMessage(t.reference, len(p.own), len(p.foreign), c.ownerOf(p.foreign[0]))
-	setCondition(pa, podpilotv1alpha1.ConditionSelectorOverlap, true, ReasonForeignPodsIgnored, msg, now)
+	status.SetCondition(pa, podpilotv1alpha1.ConditionSelectorOverlap, true, ReasonForeignPodsIgnored, msg, now)
 	prev := meta.FindStatusCondition(old.Status.Conditions, podpilotv1alpha1.ConditionSelectorOverlap)
 	if prev == nil || prev.Status != metav1.ConditionTrue || prev.Message != msg {
 		c.recorder.Eventf(pa, nil, corev1.EventTypeWarning, ReasonForeignPodsIgnored, actionSelectPods, "%s", msg)

@@ -11,6 +11,8 @@ import (
 	"k8s.io/klog/v2"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/state"
+	"github.com/podpilot/podpilot/pkg/autoscaler/status"
 )
 
 // ReasonInternalError is the ScalingActive reason, and the Warning event, of a round that
@@ -44,7 +46,7 @@ func (c *Controller) roundPanicked(ctx context.Context, tm *term, key cache.Obje
 	ref := klog.KRef(key.Namespace, key.Name)
 	klog.FromContext(ctx).Error(fmt.Errorf("%w: %v", errRoundPanicked, r), "PodAutoscaler round panicked; its replicas are held and the round is retried",
 		"podAutoscaler", ref, "stack", string(stack))
-	c.metrics.roundPanicked()
+	c.metrics.RoundPanicked()
 	err := fmt.Errorf("round of PodAutoscaler %s: %w: %v", key, errRoundPanicked, r)
 	if werr := c.reportPanic(ctx, tm, key); werr != nil {
 		return errors.Join(err, werr)
@@ -70,10 +72,10 @@ func (c *Controller) reportPanic(ctx context.Context, tm *term, key cache.Object
 	defer cancel()
 	const msg = "an internal error happened in podpilot's round for this PodAutoscaler (a panic, logged with its stack); " +
 		"its replicas are held and the round is retried"
-	base := tm.memory.base(shared)
+	base := state.Base(tm.memory, shared)
 	pa := shared.DeepCopy()
 	pa.Status = *base.Status.DeepCopy()
-	setCondition(pa, podpilotv1alpha1.ConditionScalingActive, false, ReasonInternalError, msg, c.clock.Now())
+	status.SetCondition(pa, podpilotv1alpha1.ConditionScalingActive, false, ReasonInternalError, msg, c.clock.Now())
 	c.recorder.Eventf(pa, nil, corev1.EventTypeWarning, ReasonInternalError, actionReconcile, msg)
 	return c.updateStatus(ctx, tm, base, pa, false)
 }

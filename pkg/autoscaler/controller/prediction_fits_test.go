@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/prediction"
 	"github.com/podpilot/podpilot/pkg/flight"
 )
 
@@ -33,13 +34,13 @@ func TestARoundNeverWaitsForAFirstFitAndWritesItsReactiveScaleAndStatus(t *testi
 			}
 			pa := f.autoscaler()
 			c := meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive)
-			if c == nil || c.Status != "False" || c.Reason != ReasonHistoryUnavailable || !strings.Contains(c.Message, "not ready yet") {
+			if c == nil || c.Status != "False" || c.Reason != prediction.ReasonHistoryUnavailable || !strings.Contains(c.Message, "not ready yet") {
 				t.Errorf("PredictionActive = %+v, want False HistoryUnavailable saying the forecast is not ready yet", c)
 			}
 			if pa.Status.DesiredReplicas != 2 {
 				t.Errorf("status.desiredReplicas = %d, want 2: the status is written this round", pa.Status.DesiredReplicas)
 			}
-			if p := f.ctrl.models.start(t.Context(), seedQPSPlan()); p.Served != flight.Joined {
+			if p := f.ctrl.models.Start(t.Context(), seedQPSPlan()); p.Served != flight.Joined {
 				t.Errorf("the first fit is served %v, want it running in the background (joined)", p.Served)
 			}
 		})
@@ -57,7 +58,7 @@ func TestARefusedFitIsNotRetriedBeforeItsRefreshAndItsRefitNeverHoldsUpARound(t 
 	f := newPredictionFixture(t, h, predicting(podpilotv1alpha1.PredictionScaleOut))
 	f.fitAt(now)
 	// Rounds within the refresh, less its jitter.
-	for at := now; at.Before(now.Add(time.Duration(float64(DefaultPredictionRefresh) * (1 - refreshJitter)))); at = at.Add(15 * time.Second) {
+	for at := now; at.Before(now.Add(time.Duration(float64(DefaultPredictionRefresh) * (1 - prediction.RefreshJitter)))); at = at.Add(15 * time.Second) {
 		f.syncAt(at)
 	}
 	if got := condition(f.autoscaler(), podpilotv1alpha1.ConditionPredictionActive); got != "False HistoryTooShort" {
@@ -74,7 +75,7 @@ func TestARefusedFitIsNotRetriedBeforeItsRefreshAndItsRefitNeverHoldsUpARound(t 
 	if got := condition(f.autoscaler(), podpilotv1alpha1.ConditionPredictionActive); got != "False HistoryTooShort" {
 		t.Errorf("PredictionActive while the refit runs = %s, want the refusal held", got)
 	}
-	if p := f.ctrl.models.start(t.Context(), seedQPSPlan()); p.Served != flight.Joined {
+	if p := f.ctrl.models.Start(t.Context(), seedQPSPlan()); p.Served != flight.Joined {
 		t.Errorf("the refit is served %v, want it running in the background (joined)", p.Served)
 	}
 }

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"math"
 	"strings"
 	"sync"
@@ -18,8 +17,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
-	"github.com/podpilot/podpilot/pkg/podcache"
+	"github.com/podpilot/podpilot/pkg/autoscaler/prediction"
 )
 
 // fakeHistory serves a history from a load function of time; err fails every read. It records
@@ -108,8 +108,8 @@ func (f *fixture) fitAt(at time.Time) {
 		f.t.Fatal(err)
 	}
 	for i := range pas.Items {
-		for _, p := range historyPlans(&pas.Items[i]) {
-			_, _ = f.ctrl.models.start(f.t.Context(), p).Wait(f.t.Context()) // a failed read is the rounds' to see
+		for _, p := range prediction.Plans(&pas.Items[i]) {
+			_, _ = f.ctrl.models.Start(f.t.Context(), p).Wait(f.t.Context()) // a failed read is the rounds' to see
 		}
 	}
 }
@@ -162,7 +162,7 @@ func TestForecastOnlyWritesNoScaleAndSaysWhatItWouldHaveDone(t *testing.T) {
 		t.Errorf("%d scale updates, want 0", n)
 	}
 	c := meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive)
-	if c == nil || c.Reason != ReasonForecastOnly || !strings.Contains(c.Message, "would have scaled to 4") {
+	if c == nil || c.Reason != prediction.ReasonForecastOnly || !strings.Contains(c.Message, "would have scaled to 4") {
 		t.Errorf("PredictionActive = %+v, want ForecastOnly saying it would have scaled to 4", c)
 	}
 	if ld := pa.Status.LastDecision; ld == nil || ld.ToReplicas != 4 || ld.FromReplicas != 1 || !strings.Contains(ld.Winner, "not applied (ForecastOnly)") {
@@ -208,8 +208,8 @@ func TestAnUnreadableHistoryTurnsTheForecastOffAndIsReadAgainAfterAMinute(t *tes
 	h.mu.Lock()
 	h.err = nil
 	h.mu.Unlock()
-	f.fitAt(now.Add(historyRetry + time.Second))
-	f.syncAt(now.Add(historyRetry + time.Second))
+	f.fitAt(now.Add(prediction.HistoryRetry + time.Second))
+	f.syncAt(now.Add(prediction.HistoryRetry + time.Second))
 	if got := condition(f.autoscaler(), podpilotv1alpha1.ConditionPredictionActive); !strings.HasPrefix(got, "True") {
 		t.Errorf("PredictionActive a minute later = %s, want True", got)
 	}
@@ -231,126 +231,11 @@ func TestTurningPredictionOffClearsItsStatusAndCondition(t *testing.T) {
 	}
 }
 
-func TestModelsAreSharedPerDistinctHistoryAndARefitReadsOnlyTheTail(t *testing.T) {
-	h := &fakeHistory{load: eveningRush}
-	f := newPredictionFixture(t, h)
-	p := seedQPSPlan()
-	waitForFit(t, f.ctrl.models, p, now)
-	for range 10 { // ten PodAutoscalers' rounds on the same metric and selector
-		if _, err := f.ctrl.models.get(t.Context(), p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.clock.Step(2 * historyRetry)
-	if _, err := f.ctrl.models.get(t.Context(), p); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(h.requests()); n != 1 {
-		t.Errorf("%d history reads within the refresh, want 1: the fit is reused", n)
-	}
-	f.clock.Step(DefaultPredictionRefresh - 2*historyRetry)
-	if _, err := f.ctrl.models.get(t.Context(), p); err != nil { // starts the refit
-		t.Fatal(err)
-	}
-	got := waitForFit(t, f.ctrl.models, p, now.Add(DefaultPredictionRefresh))
-	if got.model == nil {
-		t.Fatalf("refit: %+v", got)
-	}
-	reqs := h.requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d history reads, want 2: one per refresh", len(reqs))
-	}
-	if values := reqs[1].End.Sub(reqs[1].Start)/time.Minute + 1; values != 7 {
-		t.Errorf("the refit read %d values, want 7: the 5 minutes since and the 2 read again", values)
-	}
-}
-
-// seedQPSPlan is the plan of the seed's zdns_vanguard_qps history over three days.
-func seedQPSPlan() historyPlan {
-	key := modelKey{window: 72 * time.Hour}
-	key.Namespace, key.Metric, key.Selector = ns, "Pods/zdns_vanguard_qps", "vg1-vanguard-[a-z0-9]+-[a-z0-9]+;"
-	return historyPlan{key: key, req: metrics.HistoryRequest{Namespace: ns, Metric: "zdns_vanguard_qps"}}
-}
-
-// waitForFit starts p's fit, or joins the one running, and waits for it: it must be one made at
-// or after at.
-func waitForFit(t *testing.T, m *models, p historyPlan, at time.Time) fit {
-	t.Helper()
-	a, err := m.start(t.Context(), p).Wait(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Value.at.Before(at) {
-		t.Fatalf("no fit made at or after %s; the one answered is from %s", at, a.Value.at)
-	}
-	return a.Value
-}
-
-// TestADueRefitNeverHoldsUpARound: once a model is held, its refit runs in the background while
-// the held model answers the rounds, for up to maxStaleFits refreshes past its refresh; past
-// that the forecast is off until the refit lands, and the round still does not wait.
-func TestADueRefitNeverHoldsUpARound(t *testing.T) {
-	h := &fakeHistory{load: eveningRush}
-	f := newPredictionFixture(t, h)
-	p := seedQPSPlan()
-	first := waitForFit(t, f.ctrl.models, p, now)
-	if first.model == nil {
-		t.Fatalf("first fit: %+v", first)
-	}
-	gate := make(chan struct{})
-	h.mu.Lock()
-	h.gate = gate
-	h.mu.Unlock()
-	f.clock.Step(DefaultPredictionRefresh)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	got, err := f.ctrl.models.get(ctx, p) // the refit is due and held up at the gate
-	if err != nil || got.at != first.at {
-		t.Fatalf("a round with a refit due got %+v, %v; want the held model of %s at once", got, err, first.at)
-	}
-	close(gate)
-	if got := waitForFit(t, f.ctrl.models, p, first.at.Add(DefaultPredictionRefresh)); got.model == nil {
-		t.Fatalf("the background refit: %+v", got)
-	}
-	h.mu.Lock()
-	h.gate = make(chan struct{})
-	h.mu.Unlock()
-	f.clock.Step(time.Duration(2+maxStaleFits) * DefaultPredictionRefresh) // the held model is too old to answer
-	if got, err := f.ctrl.models.get(t.Context(), p); !errors.Is(err, errForecastNotReady) {
-		t.Errorf("past %d refreshes with the refit held up: got %+v, %v; want no forecast, not ready, at once", 1+maxStaleFits, got, err)
-	}
-	h.mu.Lock()
-	close(h.gate)
-	h.mu.Unlock()
-}
-
-func TestTheObservedLeadIsThe90thPercentileStartupPlusOneSyncPeriod(t *testing.T) {
-	tests := []struct {
-		name     string
-		startups []time.Duration
-		// pending is how long each pod waited from its creation to its start (scheduling).
-		pending time.Duration
-		want    time.Duration
-	}{
-		{name: "no pod shows a start-up: the default minute", want: time.Minute + DefaultSyncPeriod},
-		{name: "ten pods: the ninth slowest", startups: []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 90, 100}, want: 90*time.Second + DefaultSyncPeriod},
-		{name: "a start-up up to the spec's maximum counts, bounded by it", startups: []time.Duration{3590}, want: time.Hour},
-		{name: "a pod Ready more than an hour after its creation flapped since it started: it shows no start-up",
-			startups: []time.Duration{20, 7200, 172800}, want: 20*time.Second + DefaultSyncPeriod},
-		{name: "the start-up counts from the pod's creation: time waiting for a node counts", startups: []time.Duration{30}, pending: 45 * time.Second,
-			want: 75*time.Second + DefaultSyncPeriod},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			pods := podCacheOf(tt.startups)
-			for _, p := range pods {
-				p.CreationTimestamp = metav1.NewTime(p.StartTime.Add(-tt.pending))
-			}
-			if got := observedLead(pods, DefaultSyncPeriod); got != tt.want {
-				t.Errorf("lead = %s, want %s", got, tt.want)
-			}
-		})
-	}
+// seedQPSPlan is the plan of the seed's zdns_vanguard_qps history over three days (its
+// predicting spec's).
+func seedQPSPlan() prediction.Plan {
+	plans := prediction.Plans(seedAutoscaler(predicting(podpilotv1alpha1.PredictionScaleOut)))
+	return plans[decision.MetricID{Kind: decision.PodsMetric, Name: "zdns_vanguard_qps"}]
 }
 
 func describe(pa *podpilotv1alpha1.PodAutoscaler) string {
@@ -359,16 +244,6 @@ func describe(pa *podpilotv1alpha1.PodAutoscaler) string {
 		b.WriteString(c.Type + "=" + string(c.Status) + " " + c.Reason + ": " + c.Message + "; ")
 	}
 	return b.String()
-}
-
-// podCacheOf returns ready pods that took the given seconds from start to Ready.
-func podCacheOf(seconds []time.Duration) []*podcache.Pod {
-	var out []*podcache.Pod
-	for _, s := range seconds {
-		start := now.Add(-time.Hour)
-		out = append(out, &podcache.Pod{Ready: true, StartTime: metav1.NewTime(start), ReadyTransition: metav1.NewTime(start.Add(s * time.Second))})
-	}
-	return out
 }
 
 func TestTheForecastIsExportedPerPodAutoscalerFromItsStatus(t *testing.T) {

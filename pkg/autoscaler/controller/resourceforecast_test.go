@@ -17,8 +17,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
-	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
+	"github.com/podpilot/podpilot/pkg/autoscaler/prediction"
 )
 
 func (h *fakeHistory) ResourceHistory(_ context.Context, req metrics.HistoryRequest) ([]float64, error) {
@@ -155,49 +155,10 @@ func TestWithoutResourceRulesAResourceMetricsForecastIsOffAndSaysWhy(t *testing.
 	f.syncAt(now)
 	pa := f.autoscaler()
 	c := meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive)
-	if c == nil || c.Status != "False" || c.Reason != ReasonHistoryUnavailable || !strings.Contains(c.Message, "needs podpilot's resourceRules") {
+	if c == nil || c.Status != "False" || c.Reason != prediction.ReasonHistoryUnavailable || !strings.Contains(c.Message, "needs podpilot's resourceRules") {
 		t.Errorf("PredictionActive = %+v, want False HistoryUnavailable saying resourceRules are needed", c)
 	}
 	if got := f.replicas("deployment"); got != 1 {
 		t.Errorf("replicas = %d, want the metrics' 1: no forecast is guessed", got)
-	}
-}
-
-func TestResourceHistoriesAreDistinctPerResourceAndContainerAndSharedAcrossPodAutoscalers(t *testing.T) {
-	cpu := podpilotv1alpha1.ResourceMetricSpec{ResourceName: corev1.ResourceCPU, TargetType: podpilotv1alpha1.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}
-	memory := podpilotv1alpha1.ResourceMetricSpec{ResourceName: corev1.ResourceMemory, TargetType: podpilotv1alpha1.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("1Gi"))}
-	container := func(c string, r corev1.ResourceName) podpilotv1alpha1.ContainerResourceMetricSpec {
-		return podpilotv1alpha1.ContainerResourceMetricSpec{ResourceName: r, Container: c, TargetType: podpilotv1alpha1.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}
-	}
-	a := seedAutoscaler(predicting(podpilotv1alpha1.PredictionScaleOut), func(pa *podpilotv1alpha1.PodAutoscaler) {
-		pa.Spec.ResourceMetrics = []podpilotv1alpha1.ResourceMetricSpec{cpu, memory}
-		pa.Spec.ContainerResourceMetrics = []podpilotv1alpha1.ContainerResourceMetricSpec{container("app", corev1.ResourceCPU), container("sidecar", corev1.ResourceCPU)}
-	})
-	// Another PodAutoscaler on the same target and metrics, with other targets.
-	b := seedAutoscaler(predicting(podpilotv1alpha1.PredictionForecastOnly), func(pa *podpilotv1alpha1.PodAutoscaler) {
-		pa.Name = "other"
-		pa.Spec.ResourceMetrics = []podpilotv1alpha1.ResourceMetricSpec{cpu}
-		pa.Spec.ContainerResourceMetrics = []podpilotv1alpha1.ContainerResourceMetricSpec{container("app", corev1.ResourceCPU)}
-	})
-	keys := map[modelKey]int{}
-	var order []string
-	for _, pa := range []*podpilotv1alpha1.PodAutoscaler{a, b} {
-		plans := historyPlans(pa)
-		if n := len(pa.Spec.CustomMetrics) + len(pa.Spec.ResourceMetrics) + len(pa.Spec.ContainerResourceMetrics); len(plans) != n {
-			t.Fatalf("%s: %d history plans for %d metrics", pa.Name, len(plans), n)
-		}
-		for _, p := range plans {
-			if keys[p.key]++; keys[p.key] == 1 {
-				order = append(order, p.key.Metric)
-			}
-		}
-	}
-	slices.Sort(order)
-	want := []string{"ContainerResource/app/cpu", "ContainerResource/sidecar/cpu", "Pods/zdns_vanguard_qps", "Resource/cpu", "Resource/memory"}
-	if diff := cmp.Diff(want, order); diff != "" {
-		t.Errorf("distinct histories (-want +got):\n%s", diff)
-	}
-	if n := keys[historyPlans(b)[decision.MetricID{Kind: decision.ResourceMetric, Name: "cpu"}].key]; n != 2 {
-		t.Errorf("the cpu history is planned %d times over two PodAutoscalers, want 2 on one key", n)
 	}
 }

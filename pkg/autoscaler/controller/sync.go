@@ -16,6 +16,8 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
+	"github.com/podpilot/podpilot/pkg/autoscaler/state"
+	"github.com/podpilot/podpilot/pkg/autoscaler/status"
 )
 
 // sync runs one round for the PodAutoscaler key, within one deadline (Options.roundTimeout):
@@ -29,7 +31,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	tm := c.term.Load()
 	shared, err := c.paLister.PodAutoscalers(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
-		tm.memory.forget(key)
+		tm.memory.Forget(state.NameRef(key))
 		logger.V(4).Info("PodAutoscaler is gone", "podAutoscaler", klog.KRef(key.Namespace, key.Name))
 		return nil
 	}
@@ -38,14 +40,14 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.roundTimeout())
 	defer cancel()
-	rec := c.metrics.reconcile(c.clock)
-	defer rec.done(&err)
+	rec := c.metrics.Reconcile(c.clock)
+	defer rec.Done(&err)
 	now := c.clock.Now()
 	mem, err := c.recall(ctx, tm, shared)
 	if err != nil {
 		return err
 	}
-	base := tm.memory.base(shared)
+	base := state.Base(tm.memory, shared)
 	pa := shared.DeepCopy()
 	pa.Status = *base.Status.DeepCopy()
 	pa.Status.ObservedGeneration = pa.Generation
@@ -55,14 +57,14 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 
 	t, err := c.resolveTarget(pa)
 	if err != nil {
-		rec.failed(err)
-		c.recorder.Eventf(pa, nil, corev1.EventTypeWarning, ReasonFailedGetScale, actionGetScale, "%s", err.Error())
-		setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, false, ReasonFailedGetScale,
+		rec.Failed(err)
+		c.recorder.Eventf(pa, nil, corev1.EventTypeWarning, status.ReasonFailedGetScale, status.ActionGetScale, "%s", err.Error())
+		status.SetCondition(pa, podpilotv1alpha1.ConditionAbleToScale, false, status.ReasonFailedGetScale,
 			"the PodAutoscaler controller was unable to get the target's current scale: "+err.Error(), now)
-		pa.Status.Targets = targetsOf(pa, nil)
+		pa.Status.Targets = status.TargetsOf(pa, nil)
 		return c.updateStatus(ctx, tm, base, pa, false)
 	}
-	setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, ReasonSucceededGetScale,
+	status.SetCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, status.ReasonSucceededGetScale,
 		"the PodAutoscaler controller was able to get the target's current scale", now)
 	if refused, err := c.refuseIfAmbiguous(ctx, tm, base, pa, t, rec, now); refused || err != nil {
 		return err
@@ -77,17 +79,17 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 		SpecReplicas: t.specReplicas, StatusReplicas: t.statusReplicas,
 		MinReplicas: pa.Spec.MinReplicasOrDefault(), MaxReplicas: pa.Spec.MaxReplicas,
 		Pods: podsOf(pods.own), Metrics: c.metricsOf(ctx, pa, rec), Behavior: specconv.Behavior(pa.Spec.Behavior),
-		Config: c.opts.decisionConfig(), Now: now, ScaledToZero: mem.zero, Floor: c.scheduleFloor(tm, base, pa, now),
+		Config: c.opts.decisionConfig(), Now: now, ScaledToZero: mem.Zero, Floor: c.scheduleFloor(tm, base, pa, now),
 	}
 	if in.History, err = c.knownHistory(ctx, tm, pa, mem, in.Behavior, t, now); err != nil {
 		return err
 	}
-	pr := c.forecastRound(ctx, pa, pods.own, in.Metrics, now)
-	in.Forecast = pr.input()
+	pr := c.models.Forecast(ctx, pa, pods.own, in.Metrics, now, c.opts.SyncPeriod)
+	in.Forecast = pr.Input()
 	d := holdBack(tm, pa, decision.Decide(in), t.specReplicas, now)
 	c.explainDecision(tm, base, pa, pr, in, d)
-	c.recordMetricFailures(pa, d.Statuses)
-	setDecisionConditions(pa, d.Conditions, now)
+	status.RecordMetricFailures(c.recorder, pa, d.Statuses)
+	status.SetDecisionConditions(pa, d.Conditions, now)
 	r := rescaled{history: d.History, desired: d.DesiredReplicas}
 	if d.Rescale && dryRun(pa) {
 		r.history, r.desired = c.reportRescale(ctx, pa, t, d, now)
@@ -97,14 +99,14 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 			return r.err
 		}
 	}
-	rec.decided(d, t.specReplicas, r.err)
+	rec.Decided(d, t.specReplicas, r.err)
 	c.remember(tm, pa, t, d, r, now)
 	logDecision(ctx, pa, t, d, in.Metrics)
 
 	pa.Status.CurrentReplicas, pa.Status.DesiredReplicas = t.specReplicas, r.desired
-	pa.Status.CurrentMetrics = metricStatuses(d.Statuses)
-	pa.Status.Targets = targetsOf(pa, d.Statuses)
-	persistHistory(&pa.Status, r.history)
+	pa.Status.CurrentMetrics = status.MetricStatuses(d.Statuses)
+	pa.Status.Targets = status.TargetsOf(pa, d.Statuses)
+	state.PersistHistory(&pa.Status, r.history)
 	statusErr := c.updateStatus(ctx, tm, base, pa, r.applied || r.uncertain)
 	if r.err != nil {
 		return errors.Join(r.err, statusErr)
@@ -117,8 +119,8 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 // cache, which may lag behind the last term's latest writes (a ScaledToZero mark, a scale event):
 // the stored copy is then the base of the round's writes until the cache moves past it.
 func (c *Controller) recall(ctx context.Context, tm *term, shared *podpilotv1alpha1.PodAutoscaler) (remembered, error) {
-	if tm.memory.known(shared) {
-		return tm.memory.recall(shared, c.lastRound()), nil
+	if state.Known(tm.memory, shared) {
+		return tm.memory.Recall(shared, c.lastRound()), nil
 	}
 	stored, err := c.podpilot.AutoscalingV1alpha1().PodAutoscalers(shared.Namespace).Get(ctx, shared.Name, metav1.GetOptions{})
 	if err != nil {
@@ -127,9 +129,9 @@ func (c *Controller) recall(ctx context.Context, tm *term, shared *podpilotv1alp
 	if stored.UID != shared.UID {
 		return remembered{}, fmt.Errorf("PodAutoscaler %s/%s: %w", shared.Namespace, shared.Name, errReplaced)
 	}
-	mem := tm.memory.recall(stored, c.lastRound())
+	mem := tm.memory.Recall(stored, c.lastRound())
 	if stored.ResourceVersion != shared.ResourceVersion {
-		tm.memory.wrote(stored, shared.ResourceVersion)
+		tm.memory.Checkpoint(stored, shared.ResourceVersion)
 	}
 	return mem, nil
 }
@@ -138,36 +140,36 @@ func (c *Controller) recall(ctx context.Context, tm *term, shared *podpilotv1alp
 // changes podpilot did not record itself: for a dry-run PodAutoscaler the target's change since
 // the last round (see observedHistory); for an active one, at the term's first round, the change
 // since the checkpoint and the target's replicas as a recommendation (see
-// observedSinceCheckpoint), read from the target as stored: a cache that lags at the term's start
+// state.ObservedSinceCheckpoint), read from the target as stored: a cache that lags at the term's start
 // would hide the last term's latest rescale for good.
 func (c *Controller) knownHistory(ctx context.Context, tm *term, pa *podpilotv1alpha1.PodAutoscaler, mem remembered, b *normalize.Behavior,
 	t target, now time.Time) (normalize.History, error) {
 	if dryRun(pa) {
 		return observedHistory(pa, mem, b, t.specReplicas, now), nil
 	}
-	if mem.checked {
-		return mem.history, nil
+	if mem.Checked {
+		return mem.History, nil
 	}
 	scale, err := c.scaler(t, pa.Namespace).GetScale(ctx, pa.Spec.ScaleTargetName, metav1.GetOptions{})
 	if err != nil {
-		return mem.history, fmt.Errorf("get scale of %s in namespace %s: %w", t.reference, pa.Namespace, err)
+		return mem.History, fmt.Errorf("get scale of %s in namespace %s: %w", t.reference, pa.Namespace, err)
 	}
 	current := scale.Spec.Replicas
-	h, _ := observedSinceCheckpoint(mem, mem.history, b, current, now)
-	held := seededHold(b, mem.history, mem.checkpointDesired, current, now)
-	tm.memory.update(pa, func(e *remembered) { e.history, e.checked, e.hold = h, true, held })
+	h, _ := state.ObservedSinceCheckpoint(mem, mem.History, b, current, now)
+	held := state.SeededHold(b, mem.History, mem.CheckpointDesired, current, now)
+	tm.memory.Remember(state.ObjectRef(pa), func(e *remembered) { e.History, e.Checked, e.Hold = h, true, held })
 	return h, nil
 }
 
-// holdBack returns d without its rescale while the memory holds its direction back (see hold);
+// holdBack returns d without its rescale while the memory holds its direction back (see state.Hold);
 // a target outside [minReplicas, maxReplicas] is brought back at once, as upstream.
 func holdBack(tm *term, pa *podpilotv1alpha1.PodAutoscaler, d decision.Decision, current int32, now time.Time) decision.Decision {
 	if current < pa.Spec.MinReplicasOrDefault() || current > pa.Spec.MaxReplicas {
 		return d
 	}
-	var h hold
-	tm.memory.update(pa, func(e *remembered) { h = e.hold })
-	if d.Rescale && h.holds(current, d.DesiredReplicas, now) {
+	var h state.Hold
+	tm.memory.Remember(state.ObjectRef(pa), func(e *remembered) { h = e.Hold })
+	if d.Rescale && h.Holds(current, d.DesiredReplicas, now) {
 		d.Rescale, d.DesiredReplicas, d.Reason = false, current, ""
 	}
 	return d
@@ -204,13 +206,13 @@ func (c *Controller) applyRescale(ctx context.Context, tm *term, base, pa *podpi
 		err = c.rescale(ctx, pa, t, d.DesiredReplicas)
 	}
 	if errors.Is(err, errStaleTarget) { // decided on a stale target: only the recommendation stands
-		tm.memory.update(pa, func(e *remembered) { e.history = d.History })
+		tm.memory.Remember(state.ObjectRef(pa), func(e *remembered) { e.History = d.History })
 		failed.err = err
 		return failed
 	}
-	c.recordRescale(pa, d.DesiredReplicas, d.Reason, err)
+	status.RecordRescale(c.recorder, pa, d.DesiredReplicas, d.Reason, err)
 	if err != nil {
-		setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, false, ReasonFailedUpdateScale,
+		status.SetCondition(pa, podpilotv1alpha1.ConditionAbleToScale, false, status.ReasonFailedUpdateScale,
 			"the PodAutoscaler controller was unable to update the target scale: "+err.Error(), now)
 		if sent && mayHaveLanded(err) {
 			failed.history = normalize.RecordScaleEvent(d.History, b, t.specReplicas, d.DesiredReplicas, now)
@@ -221,10 +223,10 @@ func (c *Controller) applyRescale(ctx context.Context, tm *term, base, pa *podpi
 		failed.err = fmt.Errorf("%w: %w", errRescaleFailed, err)
 		return failed
 	}
-	setCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, ReasonSucceededRescale,
+	status.SetCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, status.ReasonSucceededRescale,
 		fmt.Sprintf("the PodAutoscaler controller was able to update the target scale to %d", d.DesiredReplicas), now)
 	pa.Status.LastScaleTime = ptrTime(now)
-	setDecisionConditions(pa, []decision.Condition{d.ScaledToZeroCondition()}, now)
+	status.SetDecisionConditions(pa, []decision.Condition{d.ScaledToZeroCondition()}, now)
 	klog.FromContext(ctx).V(2).Info("Rescaled", "podAutoscaler", klog.KObj(pa), "target", t.reference,
 		"from", t.specReplicas, "to", d.DesiredReplicas, "reason", d.Reason)
 	return rescaled{history: normalize.RecordScaleEvent(d.History, b, t.specReplicas, d.DesiredReplicas, now),
@@ -251,16 +253,16 @@ func mayHaveLanded(err error) bool {
 // podpilot holds marks the zero (True wins: if the write did not land, the mark is harmless
 // above zero, while a zero left unmarked would strand the target).
 func (c *Controller) remember(tm *term, pa *podpilotv1alpha1.PodAutoscaler, t target, d decision.Decision, r rescaled, now time.Time) {
-	tm.memory.update(pa, func(e *remembered) {
-		e.history, e.replicas = r.history, t.specReplicas
+	tm.memory.Remember(state.ObjectRef(pa), func(e *remembered) {
+		e.History, e.Replicas = r.history, t.specReplicas
 		switch {
 		case r.applied:
-			e.zeroKnown, e.zero, e.lastRescale = true, d.HoldsAtZero, now
+			e.ZeroKnown, e.Zero, e.LastRescale = true, d.HoldsAtZero, now
 		case r.uncertain:
-			e.lastRescale = now
-			e.hold = e.hold.after(specconv.Behavior(pa.Spec.Behavior), t.specReplicas, d.DesiredReplicas, now)
+			e.LastRescale = now
+			e.Hold = e.Hold.After(specconv.Behavior(pa.Spec.Behavior), t.specReplicas, d.DesiredReplicas, now)
 			if d.HoldsAtZero {
-				e.zeroKnown, e.zero = true, true
+				e.ZeroKnown, e.Zero = true, true
 			}
 		}
 	})

@@ -1,4 +1,4 @@
-package controller
+package schedule
 
 import (
 	"fmt"
@@ -9,11 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/calendar"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
+	"github.com/podpilot/podpilot/pkg/autoscaler/status"
 )
 
 // Reasons of the ScheduleActive condition and the schedule events.
@@ -34,11 +36,11 @@ const (
 // actionSchedule is the action of the schedule events.
 const actionSchedule = "Schedule"
 
-// scheduleMemory is what the leader keeps of a PodAutoscaler's schedule windows: the calendar
+// Memory is what the leader keeps of a PodAutoscaler's schedule windows: the calendar
 // compiled for one generation of its spec (or why it did not compile), and the windows it saw
 // active at the last round, seeded from status.schedules.active, so that each window's start and
 // end makes one event per leader, and a new leader makes none for a window it finds going on.
-type scheduleMemory struct {
+type Memory struct {
 	generation int64
 	calendar   *calendar.Calendar
 	err        error
@@ -46,43 +48,44 @@ type scheduleMemory struct {
 	seeded     bool
 }
 
-// scheduleFloor returns the floor pa's schedule windows set at now, for the decision, and
-// records them in pa's status: status.schedules, the ScheduleActive condition, and an event when
-// a window starts or ends (against what the leader saw last, see scheduleMemory). The calendar
-// is compiled once per generation. Windows that cannot be read (admission checks their syntax,
-// not every time zone or cron range) set no floor: ScheduleActive False, InvalidSchedule, and a
-// Warning event when that condition is new.
-func (c *Controller) scheduleFloor(tm *term, base, pa *podpilotv1alpha1.PodAutoscaler, now time.Time) decision.Floor {
+// Floor returns the floor pa's schedule windows set at now, for the decision, and records them
+// in pa's status: status.schedules, the ScheduleActive condition, and an event on rec when a
+// window starts or ends (against what the leader saw last, see Memory). The calendar is compiled
+// once per generation. Windows that cannot be read (admission checks their syntax, not every time
+// zone or cron range) set no floor: ScheduleActive False, InvalidSchedule, and a Warning event
+// when that condition is new. remember applies a change to pa's Memory in the leader's memory,
+// if pa is still known.
+func Floor(rec events.EventRecorder, remember func(change func(*Memory)), base, pa *podpilotv1alpha1.PodAutoscaler, now time.Time) decision.Floor {
 	if len(pa.Spec.Schedules) == 0 {
 		pa.Status.Schedules = nil
 		meta.RemoveStatusCondition(&pa.Status.Conditions, podpilotv1alpha1.ConditionScheduleActive)
-		tm.memory.update(pa, func(e *remembered) { e.schedule = scheduleMemory{} })
+		remember(func(m *Memory) { *m = Memory{} })
 		return decision.Floor{}
 	}
-	var sm scheduleMemory
-	tm.memory.update(pa, func(e *remembered) {
-		if e.schedule.calendar == nil || e.schedule.generation != pa.Generation {
+	var sm Memory
+	remember(func(m *Memory) {
+		if m.calendar == nil || m.generation != pa.Generation {
 			cal, err := calendar.Compile(specconv.Windows(pa.Spec.Schedules))
-			e.schedule.generation, e.schedule.calendar, e.schedule.err = pa.Generation, cal, err
+			m.generation, m.calendar, m.err = pa.Generation, cal, err
 		}
-		if !e.schedule.seeded {
-			e.schedule.active, e.schedule.seeded = activeNames(base.Status.Schedules), true
+		if !m.seeded {
+			m.active, m.seeded = activeNames(base.Status.Schedules), true
 		}
-		sm = e.schedule
+		sm = *m
 	})
 	if sm.calendar == nil { // not remembered: pa was forgotten while this round ran
 		return decision.Floor{}
 	}
 	if sm.err != nil {
-		c.invalidSchedule(base, pa, sm.err, now)
+		invalidSchedule(rec, base, pa, sm.err, now)
 		return decision.Floor{}
 	}
 	st := sm.calendar.At(now)
 	pa.Status.Schedules = scheduleStatus(st)
 	setScheduleCondition(pa, st, now)
-	c.recordWindowChanges(pa, sm.active, st)
+	recordWindowChanges(rec, pa, sm.active, st)
 	names := activeNames(pa.Status.Schedules)
-	tm.memory.update(pa, func(e *remembered) { e.schedule.active = names })
+	remember(func(m *Memory) { m.active = names })
 	if st.Floor == 0 {
 		return decision.Floor{}
 	}
@@ -91,13 +94,13 @@ func (c *Controller) scheduleFloor(tm *term, base, pa *podpilotv1alpha1.PodAutos
 
 // invalidSchedule records windows that cannot be read: no status.schedules, ScheduleActive False
 // with the reason, and a Warning event when the condition says something new.
-func (c *Controller) invalidSchedule(base, pa *podpilotv1alpha1.PodAutoscaler, err error, now time.Time) {
+func invalidSchedule(rec events.EventRecorder, base, pa *podpilotv1alpha1.PodAutoscaler, err error, now time.Time) {
 	msg := "no schedule floor holds: " + err.Error()
 	pa.Status.Schedules = nil
-	setCondition(pa, podpilotv1alpha1.ConditionScheduleActive, false, ReasonInvalidSchedule, msg, now)
+	status.SetCondition(pa, podpilotv1alpha1.ConditionScheduleActive, false, ReasonInvalidSchedule, msg, now)
 	prev := meta.FindStatusCondition(base.Status.Conditions, podpilotv1alpha1.ConditionScheduleActive)
 	if prev == nil || prev.Reason != ReasonInvalidSchedule || prev.Message != msg {
-		c.recorder.Eventf(pa, nil, corev1.EventTypeWarning, ReasonInvalidSchedule, actionSchedule, "%s", msg)
+		rec.Eventf(pa, nil, corev1.EventTypeWarning, ReasonInvalidSchedule, actionSchedule, "%s", msg)
 	}
 }
 
@@ -123,7 +126,7 @@ func occurrence(o calendar.Occurrence) podpilotv1alpha1.WindowOccurrence {
 func setScheduleCondition(pa *podpilotv1alpha1.PodAutoscaler, st calendar.State, now time.Time) {
 	if len(st.Active) > 0 {
 		top := st.Active[0]
-		setCondition(pa, podpilotv1alpha1.ConditionScheduleActive, true, ReasonWindowActive,
+		status.SetCondition(pa, podpilotv1alpha1.ConditionScheduleActive, true, ReasonWindowActive,
 			fmt.Sprintf("schedule window %s holds the replicas at %d or more until %s", top.Name, st.Floor, formatTime(top.End)), now)
 		return
 	}
@@ -131,21 +134,21 @@ func setScheduleCondition(pa *podpilotv1alpha1.PodAutoscaler, st calendar.State,
 	if st.Next != nil {
 		msg += fmt.Sprintf("; the next, %s, starts at %s", st.Next.Name, formatTime(st.Next.Start))
 	}
-	setCondition(pa, podpilotv1alpha1.ConditionScheduleActive, false, ReasonNoActiveWindow, msg, now)
+	status.SetCondition(pa, podpilotv1alpha1.ConditionScheduleActive, false, ReasonNoActiveWindow, msg, now)
 }
 
 // recordWindowChanges emits ScheduleWindowStarted for each window active in st that was not in
 // before, and ScheduleWindowEnded for each in before that no longer is.
-func (c *Controller) recordWindowChanges(pa *podpilotv1alpha1.PodAutoscaler, before []string, st calendar.State) {
+func recordWindowChanges(rec events.EventRecorder, pa *podpilotv1alpha1.PodAutoscaler, before []string, st calendar.State) {
 	for _, o := range st.Active {
 		if !slices.Contains(before, o.Name) {
-			c.recorder.Eventf(pa, nil, corev1.EventTypeNormal, ReasonScheduleWindowStarted, actionSchedule,
+			rec.Eventf(pa, nil, corev1.EventTypeNormal, ReasonScheduleWindowStarted, actionSchedule,
 				"Schedule window %s started: at least %d replicas until %s", o.Name, o.MinReplicas, formatTime(o.End))
 		}
 	}
 	for _, name := range before {
 		if !slices.ContainsFunc(st.Active, func(o calendar.Occurrence) bool { return o.Name == name }) {
-			c.recorder.Eventf(pa, nil, corev1.EventTypeNormal, ReasonScheduleWindowEnded, actionSchedule,
+			rec.Eventf(pa, nil, corev1.EventTypeNormal, ReasonScheduleWindowEnded, actionSchedule,
 				"Schedule window %s ended", name)
 		}
 	}
@@ -164,10 +167,10 @@ func activeNames(s *podpilotv1alpha1.ScheduleStatus) []string {
 	return names
 }
 
-// untilWindowChange returns how long from now until a schedule window of pa starts or an active
+// UntilWindowChange returns how long from now until a schedule window of pa starts or an active
 // one ends, as its status last said; 0 when none is ahead. A round is queued for that time, so a
 // floor holds from its window's start, not up to a sync period later.
-func untilWindowChange(pa *podpilotv1alpha1.PodAutoscaler, now time.Time) time.Duration {
+func UntilWindowChange(pa *podpilotv1alpha1.PodAutoscaler, now time.Time) time.Duration {
 	s := pa.Status.Schedules
 	if s == nil || len(pa.Spec.Schedules) == 0 {
 		return 0

@@ -1,10 +1,11 @@
-package controller
+package status
 
 import (
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
@@ -14,11 +15,12 @@ import (
 // the decision reports it: the value sits in the middle, the cause at the end.
 func selectorError(t *testing.T, n int) string {
 	t.Helper()
-	_, err := metricSelector(&podpilotv1alpha1.MetricSelector{MatchLabels: map[string]string{"queue": strings.Repeat("a", n)}})
+	// As the controller converts a metric's selector (its metricSelector).
+	_, err := metav1.LabelSelectorAsSelector((&podpilotv1alpha1.MetricSelector{MatchLabels: map[string]string{"queue": strings.Repeat("a", n)}}).LabelSelector())
 	if err == nil {
 		t.Fatal("a label value over 63 characters parsed")
 	}
-	return "the PodAutoscaler was unable to compute the replica count: external metric jobs: " + err.Error()
+	return "the PodAutoscaler was unable to compute the replica count: external metric jobs: metric selector: " + err.Error()
 }
 
 func TestTruncateMessage(t *testing.T) {
@@ -55,7 +57,7 @@ func TestTruncateMessage(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := truncateMessage(tc.msg, tc.limit)
+			got := TruncateMessage(tc.msg, tc.limit)
 			if len(got) > tc.limit || !utf8.ValidString(got) {
 				t.Fatalf("got %d bytes (bound %d), valid UTF-8 %t", len(got), tc.limit, utf8.ValidString(got))
 			}
@@ -76,7 +78,7 @@ func TestTruncateMessageKeepsUTF8AndTheBound(t *testing.T) {
 		for _, n := range []int{1, 100, 300, 5000} {
 			msg := strings.Repeat(unit, n)
 			for _, limit := range []int{40, 64, 200, 1024, maxConditionMessage} {
-				got := truncateMessage(msg, limit)
+				got := TruncateMessage(msg, limit)
 				if len(got) > limit || !utf8.ValidString(got) {
 					t.Errorf("%d x %q, bound %d: %d bytes, valid UTF-8 %t", n, unit, limit, len(got), utf8.ValidString(got))
 				}
@@ -94,7 +96,7 @@ func TestRecorderTruncatesNotes(t *testing.T) {
 	rec := truncatingRecorder{fake}
 	pa := &podpilotv1alpha1.PodAutoscaler{}
 	rec.Eventf(pa, nil, "Warning", "FailedGetExternalMetric", actionGetMetrics, "%s", selectorError(t, 1<<20))
-	rec.Eventf(pa, nil, "Normal", ReasonSuccessfulRescale, actionScale, "New size: %d; reason: %s", 3, "above target")
+	rec.Eventf(pa, nil, "Normal", ReasonSuccessfulRescale, ActionScale, "New size: %d; reason: %s", 3, "above target")
 	long, short := <-fake.Events, <-fake.Events
 	// FakeRecorder writes "<type> <reason> <note>".
 	if note := strings.TrimPrefix(long, "Warning FailedGetExternalMetric "); len(note) > maxEventNote || !strings.Contains(note, "must be no more than 63") {

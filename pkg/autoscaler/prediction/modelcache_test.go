@@ -1,18 +1,15 @@
-package controller
+package prediction
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/forecast"
 )
 
@@ -35,9 +32,9 @@ func daysOf(days int) forecast.Series {
 
 func TestTheModelCacheEvictsTheLeastRecentlyUsedPastItsBoundAndReportsItsSize(t *testing.T) {
 	var sizes []int
-	c := newModelCache(DefaultPredictionRefresh, 2, func(s cacheSize) { sizes = append(sizes, s.entries) })
+	c := newModelCache(DefaultRefresh, 2, func(s CacheSize) { sizes = append(sizes, s.Entries) })
 	s := forecast.Series{Start: now, Step: historyStep, Values: make([]float64, 100)}
-	f := fit{at: now, due: now.Add(DefaultPredictionRefresh)}
+	f := Fit{at: now, due: now.Add(DefaultRefresh)}
 	c.keep(keyOf(0), s, f, now)
 	c.keep(keyOf(1), s, f, now)
 	if _, ok := c.use(keyOf(0)); !ok { // 0 is now used more recently than 1
@@ -56,7 +53,7 @@ func TestTheModelCacheEvictsTheLeastRecentlyUsedPastItsBoundAndReportsItsSize(t 
 	if diff := cmp.Diff([]int{1, 2, 2}, sizes); diff != "" {
 		t.Errorf("sizes reported (-want +got):\n%s", diff)
 	}
-	if got := c.size(); got.bytes < 2*400 || got.entries != 2 {
+	if got := c.size(); got.Bytes < 2*400 || got.Entries != 2 {
 		t.Errorf("size = %+v, want 2 entries of at least their 100 float32 values each", got)
 	}
 }
@@ -69,7 +66,7 @@ func BenchmarkMemoryPerPredictivePodAutoscaler(b *testing.B) {
 	s := daysOf(28)
 	var per float64
 	for b.Loop() {
-		c := newModelCache(DefaultPredictionRefresh, models, nil)
+		c := newModelCache(DefaultRefresh, models, nil)
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
@@ -79,35 +76,16 @@ func BenchmarkMemoryPerPredictivePodAutoscaler(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			c.keep(keyOf(i), own, fit{model: m, at: now, due: now.Add(DefaultPredictionRefresh)}, now)
+			c.keep(keyOf(i), own, Fit{model: m, at: now, due: now.Add(DefaultRefresh)}, now)
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		per = float64(after.HeapAlloc-before.HeapAlloc) / models
-		if got := c.size(); got.entries != models {
-			b.Fatalf("cache holds %d models, want %d", got.entries, models)
+		if got := c.size(); got.Entries != models {
+			b.Fatalf("cache holds %d models, want %d", got.Entries, models)
 		} else {
-			b.ReportMetric(float64(got.bytes)/models, "reported-bytes/model")
+			b.ReportMetric(float64(got.Bytes)/models, "reported-bytes/model")
 		}
 	}
 	b.ReportMetric(per, "bytes/model")
-}
-
-func TestTheModelCachesSizeIsExportedInPodpilotsMetrics(t *testing.T) {
-	f, reg := metricsFixture(t, qpsPerPod("1000", podNames(1)...), false,
-		append(seedPods(1), seedDeployment(1), seedAutoscaler(checkpointed(1), predicting(podpilotv1alpha1.PredictionScaleOut)))...)
-	models, err := newModels(&fakeHistory{load: eveningRush}, f.clock, DefaultPredictionRefresh, 10, f.ctrl.metrics.modelCache)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := models.start(t.Context(), seedQPSPlan()).Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	got := series(t, reg, "podpilot_autoscaler_prediction_models", "podpilot_autoscaler_prediction_model_bytes")
-	if len(got) != 2 || got[1] != "podpilot_autoscaler_prediction_models{} 1" {
-		t.Fatalf("series = %q, want one model and its bytes", got)
-	}
-	if b, err := strconv.ParseFloat(strings.Fields(got[0])[1], 64); err != nil || b < 3*24*60*4 {
-		t.Errorf("model bytes = %s, want at least the three days of float32 history it holds", got[0])
-	}
 }

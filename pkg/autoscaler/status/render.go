@@ -1,4 +1,4 @@
-package controller
+package status
 
 import (
 	"fmt"
@@ -12,11 +12,11 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 )
 
-// metricStatuses converts the decision's per-metric outcomes; a failed metric keeps its type
+// MetricStatuses converts the decision's per-metric outcomes; a failed metric keeps its type
 // and name without values. Object and External metrics show their value, and their average per
 // pod for AverageValue targets; the others their average per pod, and utilization for
 // Utilization targets.
-func metricStatuses(statuses []decision.MetricStatus) []podpilotv1alpha1.MetricStatus {
+func MetricStatuses(statuses []decision.MetricStatus) []podpilotv1alpha1.MetricStatus {
 	var out []podpilotv1alpha1.MetricStatus
 	for _, s := range statuses {
 		ms := metricIdentity(s)
@@ -42,11 +42,11 @@ func metricStatuses(statuses []decision.MetricStatus) []podpilotv1alpha1.MetricS
 // metricIdentity is what names s in status.currentMetrics (and status.prediction.metrics): its
 // type, name, object and container, without values.
 func metricIdentity(s decision.MetricStatus) podpilotv1alpha1.MetricStatus {
-	return metricStatusOf(s.ID())
+	return MetricStatusOf(s.ID())
 }
 
-// metricStatusOf is the status entry, without values, of the metric named id.
-func metricStatusOf(id decision.MetricID) podpilotv1alpha1.MetricStatus {
+// MetricStatusOf is the status entry, without values, of the metric named id.
+func MetricStatusOf(id decision.MetricID) podpilotv1alpha1.MetricStatus {
 	return podpilotv1alpha1.MetricStatus{Type: sourceTypeOf(id.Kind), Name: id.Name, Container: id.Container, DescribedObject: id.DescribedObject}
 }
 
@@ -64,11 +64,11 @@ func current(milli int64, t replicas.Target) *resource.Quantity {
 	return resource.NewMilliQuantity(milli, resource.DecimalSI)
 }
 
-// targetsOf renders status.targets, e.g. "1500/2k, 30%/50%, 120Mi/256Mi"; a metric without a
+// TargetsOf renders status.targets, e.g. "1500/2k, 30%/50%, 120Mi/256Mi"; a metric without a
 // value this round (a failure, or no status: a fast path) shows <unknown>. Spec metrics are
 // joined to their statuses by identity. Object and External metrics show their value, or their
 // average per pod followed by "(avg)" for AverageValue targets, as kubectl shows HPAs.
-func targetsOf(pa *podpilotv1alpha1.PodAutoscaler, statuses []decision.MetricStatus) string {
+func TargetsOf(pa *podpilotv1alpha1.PodAutoscaler, statuses []decision.MetricStatus) string {
 	var parts []string
 	value := func(id decision.MetricID) (decision.MetricStatus, bool) {
 		for _, s := range statuses {

@@ -1,4 +1,4 @@
-package controller
+package prediction
 
 import (
 	"errors"
@@ -16,6 +16,7 @@ import (
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/forecast"
+	"github.com/podpilot/podpilot/pkg/autoscaler/status"
 )
 
 // Reasons of the PredictionActive condition set here; the reasons a history is refused come from
@@ -32,38 +33,47 @@ const (
 	ReasonHistoryUnavailable = "HistoryUnavailable"
 )
 
-// recordPrediction records the round's forecast in pa's status: status.prediction and the
+// maxForecastMetrics is the bound of status.prediction.metrics, the schema's.
+const maxForecastMetrics = 42
+
+// Accuracies is the leader's memory of how each metric's forecasts of one PodAutoscaler fared,
+// by metric (see accuracy); it lives in the leader's memory of the PodAutoscaler.
+type Accuracies map[string]*accuracy
+
+// Record records the round's forecast in pa's status: status.prediction and the
 // PredictionActive condition, and the forecasts due by now against this round's loads for the
 // accuracy (see accuracy). With prediction off, both go, and so does the accuracy. A forecast
 // is joined to its metric's load this round (ms) by the metric's identity, and named as
 // status.currentMetrics names it: a round that took a fast path has no metric statuses.
-func (c *Controller) recordPrediction(tm *term, base, pa *podpilotv1alpha1.PodAutoscaler, pr predictionRound, ms []decision.Metric,
-	d decision.Decision, now time.Time) {
+// remember applies a change to pa's Accuracies in the leader's memory, if pa is still known;
+// period is the sync period.
+func Record(remember func(change func(*Accuracies)), base, pa *podpilotv1alpha1.PodAutoscaler, pr Round, ms []decision.Metric,
+	d decision.Decision, now time.Time, period time.Duration) {
 	if pr.mode == "" {
 		pa.Status.Prediction = nil
 		meta.RemoveStatusCondition(&pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive)
-		tm.memory.update(pa, func(e *remembered) { e.accuracy = nil })
+		remember(func(acc *Accuracies) { *acc = nil })
 		return
 	}
 	wape := map[string]float64{}
-	tm.memory.update(pa, func(e *remembered) {
-		if e.accuracy == nil {
-			e.accuracy = map[string]*accuracy{}
+	remember(func(acc *Accuracies) {
+		if *acc == nil {
+			*acc = Accuracies{}
 		}
 		for _, mf := range pr.metrics {
 			k := forecastKey(mf.id)
-			a := e.accuracy[k]
+			a := (*acc)[k]
 			if a == nil {
-				a = &accuracy{seed: checkpointedWAPE(base.Status.Prediction, metricStatusOf(mf.id))}
-				e.accuracy[k] = a
+				a = &accuracy{seed: checkpointedWAPE(base.Status.Prediction, status.MetricStatusOf(mf.id))}
+				(*acc)[k] = a
 			}
 			current := math.NaN()
 			if m, ok := metricByID(ms, mf.id); ok {
 				current = aggregate(m)
 			}
-			a.settle(now, current, c.opts.SyncPeriod)
+			a.settle(now, current, period)
 			a.add(now.Add(pr.lead), mf.point)
-			wape[k] = a.wape(now, c.opts.SyncPeriod)
+			wape[k] = a.wape(now, period)
 		}
 	})
 	s := predictionStatus(pr, d, wape)
@@ -97,7 +107,7 @@ func forecastReplicas(e decision.Explanation) int32 {
 
 // predictionStatus is status.prediction for the round: the lead time, the newest model, the
 // forecast's proposal and each metric's forecast load (the load provisioned for) and accuracy.
-func predictionStatus(pr predictionRound, d decision.Decision, wape map[string]float64) *podpilotv1alpha1.PredictionStatus {
+func predictionStatus(pr Round, d decision.Decision, wape map[string]float64) *podpilotv1alpha1.PredictionStatus {
 	s := &podpilotv1alpha1.PredictionStatus{LeadTimeSeconds: int32(pr.lead / time.Second), Replicas: forecastReplicas(d.Explanation)}
 	for _, mf := range pr.metrics {
 		if mf.err != nil {
@@ -106,7 +116,7 @@ func predictionStatus(pr predictionRound, d decision.Decision, wape map[string]f
 		if s.FittedTime == nil || mf.fitted.After(s.FittedTime.Time) {
 			s.FittedTime, s.Model = ptr.To(metav1.NewTime(mf.fitted)), string(mf.model)
 		}
-		id := metricStatusOf(mf.id)
+		id := status.MetricStatusOf(mf.id)
 		f := podpilotv1alpha1.MetricForecast{Type: id.Type, Name: id.Name, DescribedObject: id.DescribedObject, Container: id.Container,
 			Replicas: d.Explanation.ForecastReplicas[mf.id]}
 		if milli := mf.load * 1000; milli >= 0 && milli < math.MaxInt64/2 {
@@ -130,7 +140,7 @@ func predictionClose(old, s podpilotv1alpha1.PredictionStatus) bool {
 		return false
 	}
 	for i := range old.Metrics {
-		if !quantityClose(old.Metrics[i].Value, s.Metrics[i].Value) {
+		if !status.QuantityClose(old.Metrics[i].Value, s.Metrics[i].Value) {
 			return false
 		}
 		s.Metrics[i].Value = old.Metrics[i].Value
@@ -143,7 +153,7 @@ func predictionClose(old, s podpilotv1alpha1.PredictionStatus) bool {
 
 // setPredictionCondition sets PredictionActive: True when a metric has a forecast, with whether
 // it raised the decision (or would have, in ForecastOnly); False with why no metric has one.
-func setPredictionCondition(pa *podpilotv1alpha1.PodAutoscaler, pr predictionRound, d decision.Decision, now time.Time) {
+func setPredictionCondition(pa *podpilotv1alpha1.PodAutoscaler, pr Round, d decision.Decision, now time.Time) {
 	var errs []error
 	forecasts := 0
 	for _, mf := range pr.metrics {
@@ -158,7 +168,7 @@ func setPredictionCondition(pa *podpilotv1alpha1.PodAutoscaler, pr predictionRou
 		if len(errs) > 0 && forecast.Reason(errs[0]) != "" {
 			reason = forecast.Reason(errs[0])
 		}
-		setCondition(pa, podpilotv1alpha1.ConditionPredictionActive, false, reason, cut("the forecast is off: "+errors.Join(errs...).Error()), now)
+		status.SetCondition(pa, podpilotv1alpha1.ConditionPredictionActive, false, reason, cut("the forecast is off: "+errors.Join(errs...).Error()), now)
 		return
 	}
 	e := d.Explanation
@@ -179,12 +189,12 @@ func setPredictionCondition(pa *podpilotv1alpha1.PodAutoscaler, pr predictionRou
 	if len(errs) > 0 {
 		msg += "; some metrics have no forecast: " + errors.Join(errs...).Error()
 	}
-	setCondition(pa, podpilotv1alpha1.ConditionPredictionActive, true, reason, cut(msg), now)
+	status.SetCondition(pa, podpilotv1alpha1.ConditionPredictionActive, true, reason, cut(msg), now)
 }
 
 // cut makes one line of msg, which may join one error per metric, within maxPredictionMessage.
 func cut(msg string) string {
-	return truncateMessage(strings.ReplaceAll(msg, "\n", "; "), maxPredictionMessage)
+	return status.TruncateMessage(strings.ReplaceAll(msg, "\n", "; "), maxPredictionMessage)
 }
 
 // maxPredictionMessage bounds the PredictionActive message: a reader wants the first causes.

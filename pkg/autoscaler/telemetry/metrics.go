@@ -1,4 +1,4 @@
-package controller
+package telemetry
 
 import (
 	"errors"
@@ -9,10 +9,9 @@ import (
 	compbasemetrics "k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
-	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
-	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
+	"github.com/podpilot/podpilot/pkg/autoscaler/prediction"
 	podpilotlisters "github.com/podpilot/podpilot/pkg/generated/listers/autoscaling/v1alpha1"
 )
 
@@ -25,15 +24,20 @@ const (
 	actionScaleUp   = "scale_up"
 	actionScaleDown = "scale_down"
 	actionNone      = "none"
-	errorSpec       = "spec"
-	errorInternal   = "internal"
-	errorNone       = "none"
+	// ErrorSpec is the error label of an error in the PodAutoscaler's spec or its target's.
+	ErrorSpec = "spec"
+	// ErrorInternal is the error label of any other error.
+	ErrorInternal = "internal"
+	// ErrorNone is the error label of a sync without an error.
+	ErrorNone = "none"
 )
 
-// Metrics records the autoscaler's own metrics. Create it with NewMetrics and pass it in
-// Config.Metrics; a nil *Metrics records nothing.
+// Metrics records the autoscaler's own metrics. Create it with New; a nil *Metrics records
+// nothing.
 type Metrics struct {
 	registry compbasemetrics.KubeRegistry
+	// spec are the errors counted as ErrorSpec (see ErrorKind).
+	spec []error
 
 	reconciliations     *compbasemetrics.CounterVec
 	reconcileDuration   *compbasemetrics.HistogramVec
@@ -51,13 +55,14 @@ type Metrics struct {
 	rounds rounds
 }
 
-// NewMetrics creates the autoscaler's metrics and registers them on r. The per-PodAutoscaler
-// series are registered by New, which has the informer they are read from.
-func NewMetrics(r compbasemetrics.KubeRegistry) (*Metrics, error) {
+// New creates the autoscaler's metrics and registers them on r; spec are the errors that are
+// the spec's fault (see ErrorKind). The per-PodAutoscaler series are registered by Watch, given
+// the lister they are read from.
+func New(r compbasemetrics.KubeRegistry, spec ...error) (*Metrics, error) {
 	// Upstream's buckets: 1 ms to 16 s.
 	buckets := compbasemetrics.ExponentialBuckets(0.001, 2, 15)
 	m := &Metrics{
-		registry: r,
+		registry: r, spec: spec,
 		reconciliations: compbasemetrics.NewCounterVec(&compbasemetrics.CounterOpts{
 			Namespace: "podpilot", Subsystem: hpaSubsystem, Name: "reconciliations_total",
 			Help: "Syncs of PodAutoscalers, by action (scale_up, scale_down, none) and error (spec, internal, none); " +
@@ -132,30 +137,31 @@ func NewMetrics(r compbasemetrics.KubeRegistry) (*Metrics, error) {
 	return m, nil
 }
 
-// modelCache records the size of the forecast model cache.
-func (m *Metrics) modelCache(s cacheSize) {
+// ModelCache records the size of the forecast model cache.
+func (m *Metrics) ModelCache(s prediction.CacheSize) {
 	if m == nil {
 		return
 	}
-	m.models.Set(float64(s.entries))
-	m.modelBytes.Set(float64(s.bytes))
+	m.models.Set(float64(s.Entries))
+	m.modelBytes.Set(float64(s.Bytes))
 }
 
-// watch registers the per-PodAutoscaler series, read from lister while running() is true, and
-// sets the period rounds are measured against.
-func (m *Metrics) watch(lister podpilotlisters.PodAutoscalerLister, running func() bool, o Options) error {
+// Watch registers the per-PodAutoscaler series, read from lister while running() is true (with
+// one series per object and metric when perObject), and sets the period rounds are measured
+// against, the sync period.
+func (m *Metrics) Watch(lister podpilotlisters.PodAutoscalerLister, running func() bool, period time.Duration, perObject bool) error {
 	if m == nil {
 		return nil
 	}
-	m.rounds.period = o.SyncPeriod
-	if err := m.registry.CustomRegister(newObjectCollector(lister, running, o.PerObjectMetrics)); err != nil {
+	m.rounds.period = period
+	if err := m.registry.CustomRegister(newObjectCollector(lister, running, perObject)); err != nil {
 		return fmt.Errorf("register PodAutoscaler metrics: %w", err)
 	}
 	return nil
 }
 
-// counter returns the fetcher's Counter; nil without metrics.
-func (m *Metrics) counter() metrics.Counter {
+// Counter returns the fetcher's Counter; nil without metrics.
+func (m *Metrics) Counter() metrics.Counter {
 	if m == nil {
 		return nil
 	}
@@ -168,16 +174,16 @@ type fetchCounter struct{ m *Metrics }
 func (f fetchCounter) Requested(source string) { f.m.requests.WithLabelValues(source).Inc() }
 func (f fetchCounter) Called(source string)    { f.m.calls.WithLabelValues(source).Inc() }
 
-// roundPanicked counts a round that panicked.
-func (m *Metrics) roundPanicked() {
+// RoundPanicked counts a round that panicked.
+func (m *Metrics) RoundPanicked() {
 	if m == nil {
 		return
 	}
 	m.roundPanics.Inc()
 }
 
-// syncStarted records a sync starting at now with queued PodAutoscalers left in the queue.
-func (m *Metrics) syncStarted(now time.Time, queued int) {
+// SyncStarted records a sync starting at now with queued PodAutoscalers left in the queue.
+func (m *Metrics) SyncStarted(now time.Time, queued int) {
 	if m == nil {
 		return
 	}
@@ -187,8 +193,8 @@ func (m *Metrics) syncStarted(now time.Time, queued int) {
 	}
 }
 
-// syncDone records a sync ending at now with queued PodAutoscalers in the queue.
-func (m *Metrics) syncDone(now time.Time, queued int) {
+// SyncDone records a sync ending at now with queued PodAutoscalers in the queue.
+func (m *Metrics) SyncDone(now time.Time, queued int) {
 	if m == nil {
 		return
 	}
@@ -239,8 +245,8 @@ func (r *rounds) done(now time.Time, queued int) (time.Duration, bool) {
 	return d, true
 }
 
-// reconcile observes one sync of one PodAutoscaler; a nil *reconcile observes nothing.
-type reconcile struct {
+// Reconcile observes one sync of one PodAutoscaler; a nil *Reconcile observes nothing.
+type Reconcile struct {
 	m       *Metrics
 	clock   clock.PassiveClock
 	start   time.Time
@@ -249,24 +255,24 @@ type reconcile struct {
 	fetches map[decision.MetricID]time.Duration
 }
 
-// reconcile starts observing a sync.
-func (m *Metrics) reconcile(clk clock.PassiveClock) *reconcile {
+// Reconcile starts observing a sync.
+func (m *Metrics) Reconcile(clk clock.PassiveClock) *Reconcile {
 	if m == nil {
 		return nil
 	}
-	return &reconcile{m: m, clock: clk, start: clk.Now(), action: actionNone}
+	return &Reconcile{m: m, clock: clk, start: clk.Now(), action: actionNone}
 }
 
-// failed records err as the sync's error unless an earlier one was recorded.
-func (r *reconcile) failed(err error) {
+// Failed records err as the sync's error unless an earlier one was recorded.
+func (r *Reconcile) Failed(err error) {
 	if r == nil || err == nil || r.errKind != "" {
 		return
 	}
-	r.errKind = errorKind(err)
+	r.errKind = ErrorKind(err, r.m.spec)
 }
 
-// fetched records how long reading the metric id took.
-func (r *reconcile) fetched(id decision.MetricID, took time.Duration) {
+// Fetched records how long reading the metric id took.
+func (r *Reconcile) Fetched(id decision.MetricID, took time.Duration) {
 	if r == nil {
 		return
 	}
@@ -276,14 +282,14 @@ func (r *reconcile) fetched(id decision.MetricID, took time.Duration) {
 	r.fetches[id] = took
 }
 
-// decided records each metric's computation, and the sync's action and error: a refused decision
+// Decided records each metric's computation, and the sync's action and error: a refused decision
 // (metrics failed) is the sync's error, as upstream, and so is a failed rescale.
-func (r *reconcile) decided(d decision.Decision, current int32, rescaleErr error) {
+func (r *Reconcile) Decided(d decision.Decision, current int32, rescaleErr error) {
 	if r == nil {
 		return
 	}
 	for _, s := range d.Statuses {
-		action, kind := actionNone, errorKind(s.Err)
+		action, kind := actionNone, ErrorKind(s.Err, r.m.spec)
 		if s.Err == nil {
 			action = actionOf(current, s.Result.Replicas)
 		}
@@ -292,22 +298,22 @@ func (r *reconcile) decided(d decision.Decision, current int32, rescaleErr error
 		r.m.computationDuration.WithLabelValues(action, kind, string(s.Kind)).Observe(dur.Seconds())
 	}
 	if d.MetricsErr != nil && d.Metric == "" {
-		r.failed(d.MetricsErr)
+		r.Failed(d.MetricsErr)
 	}
-	r.failed(rescaleErr)
+	r.Failed(rescaleErr)
 	if d.Rescale && rescaleErr == nil {
 		r.action = actionOf(current, d.DesiredReplicas)
 	}
 }
 
-// done records the sync with its returned error.
-func (r *reconcile) done(err *error) {
+// Done records the sync with its returned error.
+func (r *Reconcile) Done(err *error) {
 	if r == nil {
 		return
 	}
-	r.failed(*err)
+	r.Failed(*err)
 	if r.errKind == "" {
-		r.errKind = errorNone
+		r.errKind = ErrorNone
 	}
 	r.m.reconciliations.WithLabelValues(r.action, r.errKind).Inc()
 	r.m.reconcileDuration.WithLabelValues(r.action, r.errKind).Observe(r.clock.Since(r.start).Seconds())
@@ -323,15 +329,16 @@ func actionOf(current, desired int32) string {
 	return actionNone
 }
 
-// errorKind is spec for errors in the PodAutoscaler's spec or its target's, internal otherwise.
-func errorKind(err error) string {
-	switch {
-	case err == nil:
-		return errorNone
-	case errors.Is(err, podpilotv1alpha1.ErrUnsupportedScaleTargetKind), errors.Is(err, ErrNoSelector),
-		errors.Is(err, decision.ErrNoMetricSpecs), errors.Is(err, decision.ErrUnknownMetricKind),
-		errors.Is(err, replicas.ErrInvalidTarget), errors.Is(err, ErrAmbiguousScaleTarget):
-		return errorSpec
+// ErrorKind is ErrorSpec for errors in the PodAutoscaler's spec or its target's, those that
+// are (errors.Is) one of spec, ErrorInternal otherwise, and ErrorNone for no error.
+func ErrorKind(err error, spec []error) string {
+	if err == nil {
+		return ErrorNone
 	}
-	return errorInternal
+	for _, s := range spec {
+		if errors.Is(err, s) {
+			return ErrorSpec
+		}
+	}
+	return ErrorInternal
 }

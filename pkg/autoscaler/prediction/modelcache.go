@@ -1,4 +1,4 @@
-package controller
+package prediction
 
 import (
 	"sync"
@@ -7,14 +7,14 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/forecast"
 )
 
-// DefaultPredictionMaxModels is how many histories (distinct namespace, metric and selector) the
+// DefaultMaxModels is how many histories (distinct namespace, metric and selector) the
 // forecast holds a model of, by default: see docs/predictive-scaling.md for the memory each takes.
-const DefaultPredictionMaxModels = 1000
+const DefaultMaxModels = 1000
 
-// cacheSize is the size of the model cache: its entries and about how many bytes they hold.
-type cacheSize struct {
-	entries int
-	bytes   int64
+// CacheSize is the size of the model cache: its entries and about how many bytes they hold.
+type CacheSize struct {
+	Entries int
+	Bytes   int64
 }
 
 // modelCache holds, per key, the history last read (so that a refit reads only the values since)
@@ -25,7 +25,7 @@ type cacheSize struct {
 type modelCache struct {
 	refresh    time.Duration
 	maxEntries int
-	observe    func(cacheSize)
+	observe    func(CacheSize)
 
 	mu      sync.Mutex
 	entries map[modelKey]*heldHistory
@@ -39,7 +39,7 @@ type heldHistory struct {
 	start  time.Time
 	values []float32
 	read   time.Time
-	fit    fit
+	fit    Fit
 	used   uint64
 }
 
@@ -49,22 +49,22 @@ func (h *heldHistory) size() int64 {
 	return overhead + 4*int64(cap(h.values)) + h.fit.model.Bytes()
 }
 
-// newModelCache returns an empty cache of at most maxEntries keys (DefaultPredictionMaxModels when
+// newModelCache returns an empty cache of at most maxEntries keys (DefaultMaxModels when
 // 0 or less).
-func newModelCache(refresh time.Duration, maxEntries int, observe func(cacheSize)) *modelCache {
+func newModelCache(refresh time.Duration, maxEntries int, observe func(CacheSize)) *modelCache {
 	if maxEntries <= 0 {
-		maxEntries = DefaultPredictionMaxModels
+		maxEntries = DefaultMaxModels
 	}
 	return &modelCache{refresh: refresh, maxEntries: maxEntries, observe: observe, entries: map[modelKey]*heldHistory{}}
 }
 
 // use returns key's fit and marks it used.
-func (c *modelCache) use(key modelKey) (fit, bool) {
+func (c *modelCache) use(key modelKey) (Fit, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h, ok := c.entries[key]
 	if !ok {
-		return fit{}, false
+		return Fit{}, false
 	}
 	c.clock++
 	h.used = c.clock
@@ -72,12 +72,12 @@ func (c *modelCache) use(key modelKey) (fit, bool) {
 }
 
 // fresh returns key's fit if it is not due at now.
-func (c *modelCache) fresh(key modelKey, now time.Time) (fit, bool) {
+func (c *modelCache) fresh(key modelKey, now time.Time) (Fit, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h, ok := c.entries[key]
 	if !ok || !now.Before(h.fit.due) {
-		return fit{}, false
+		return Fit{}, false
 	}
 	return h.fit, true
 }
@@ -110,7 +110,7 @@ func (c *modelCache) heldFrom(key modelKey, start, end time.Time) forecast.Serie
 
 // keep holds s and its fit f as key's, read at now; drops the keys no refit kept for three
 // refreshes, then the least recently used while more than maxEntries are held.
-func (c *modelCache) keep(key modelKey, s forecast.Series, f fit, now time.Time) {
+func (c *modelCache) keep(key modelKey, s forecast.Series, f Fit, now time.Time) {
 	h := &heldHistory{start: s.Start, values: make([]float32, len(s.Values)), read: now, fit: f}
 	for i, v := range s.Values {
 		h.values[i] = float32(v)
@@ -130,7 +130,7 @@ func (c *modelCache) keep(key modelKey, s forecast.Series, f fit, now time.Time)
 	for len(c.entries) > c.maxEntries {
 		c.drop(c.leastRecentlyUsed())
 	}
-	size := cacheSize{entries: len(c.entries), bytes: c.bytes}
+	size := CacheSize{Entries: len(c.entries), Bytes: c.bytes}
 	c.mu.Unlock()
 	if c.observe != nil {
 		c.observe(size)
@@ -158,8 +158,8 @@ func (c *modelCache) drop(key modelKey) {
 }
 
 // size returns the cache's size.
-func (c *modelCache) size() cacheSize {
+func (c *modelCache) size() CacheSize {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return cacheSize{entries: len(c.entries), bytes: c.bytes}
+	return CacheSize{Entries: len(c.entries), Bytes: c.bytes}
 }

@@ -1,4 +1,4 @@
-package controller
+package prediction
 
 import (
 	"context"
@@ -26,15 +26,15 @@ const defaultStartup = time.Minute
 // Lead time bounds, those of spec.prediction.leadTimeSeconds.
 const (
 	minLead = 15 * time.Second
-	maxLead = time.Hour
+	MaxLead = time.Hour
 )
 
 // errNoHistoryPlan means a metric's history cannot be asked for: its selector is invalid.
 var errNoHistoryPlan = errors.New("no history: the metric selector is invalid")
 
-// predictionRound is the forecast's part of one round: the decision's input, and what the status
+// Round is the forecast's part of one round: the decision's input, and what the status
 // shows once the decision is made.
-type predictionRound struct {
+type Round struct {
 	mode    decision.ForecastMode
 	lead    time.Duration
 	metrics []metricForecast
@@ -52,22 +52,25 @@ type metricForecast struct {
 	err         error
 }
 
-// forecastRound returns the forecast of each of pa's metrics (ms) one lead time ahead, each
-// named by its metric's identity: each metric's model, anchored on the metric's aggregate this round (the sum
-// over the pods, or the value). The zero predictionRound when prediction is off.
-func (c *Controller) forecastRound(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, pods []*podcache.Pod, ms []decision.Metric, now time.Time) predictionRound {
+// Forecast returns the forecast of each of pa's metrics (ms) one lead time ahead, each named by
+// its metric's identity: each metric's model, anchored on the metric's aggregate this round (the
+// sum over the pods, or the value); the lead comes from the target's pods and syncPeriod (see
+// observedLead). The zero Round when prediction is off. A nil m (no history source) forecasts
+// nothing: each metric says why.
+func (m *Models) Forecast(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, pods []*podcache.Pod, ms []decision.Metric, now time.Time,
+	syncPeriod time.Duration) Round {
 	mode := specconv.ForecastMode(pa.Spec.Prediction)
 	if mode == "" {
-		return predictionRound{}
+		return Round{}
 	}
-	pr := predictionRound{mode: mode, lead: specconv.LeadTime(pa.Spec.Prediction, observedLead(pods, c.opts.SyncPeriod))}
-	plans := historyPlans(pa)
-	for _, m := range ms {
+	pr := Round{mode: mode, lead: specconv.LeadTime(pa.Spec.Prediction, observedLead(pods, syncPeriod))}
+	plans := Plans(pa)
+	for _, dm := range ms {
 		mf := metricForecast{point: math.NaN(), load: math.NaN(), err: errNoHistoryPlan}
-		if p, ok := plans[m.ID()]; ok {
-			mf = c.forecastMetric(ctx, p, m, pr.lead, now)
+		if p, ok := plans[dm.ID()]; ok {
+			mf = m.forecastMetric(ctx, p, dm, pr.lead, now)
 		}
-		mf.id = m.ID()
+		mf.id = dm.ID()
 		pr.metrics = append(pr.metrics, mf)
 	}
 	return pr
@@ -75,9 +78,9 @@ func (c *Controller) forecastRound(ctx context.Context, pa *podpilotv1alpha1.Pod
 
 // forecastMetric forecasts one metric at now + lead from its model, anchored on the metric's
 // aggregate this round.
-func (c *Controller) forecastMetric(ctx context.Context, p historyPlan, m decision.Metric, lead time.Duration, now time.Time) metricForecast {
+func (m *Models) forecastMetric(ctx context.Context, p Plan, dm decision.Metric, lead time.Duration, now time.Time) metricForecast {
 	mf := metricForecast{point: math.NaN(), load: math.NaN()}
-	f, err := c.models.get(ctx, p)
+	f, err := m.get(ctx, p)
 	switch {
 	case err != nil:
 		mf.err = err
@@ -87,9 +90,9 @@ func (c *Controller) forecastMetric(ctx context.Context, p historyPlan, m decisi
 		return mf
 	}
 	mf.fitted, mf.model = f.at, f.model.Method
-	v, err := f.model.AtFrom(now.Add(lead), now, aggregate(m))
+	v, err := f.model.AtFrom(now.Add(lead), now, aggregate(dm))
 	if err != nil {
-		mf.err = fmt.Errorf("forecast %s at %s: %w", m.Name, now.Add(lead).UTC().Format(time.RFC3339), err)
+		mf.err = fmt.Errorf("forecast %s at %s: %w", dm.Name, now.Add(lead).UTC().Format(time.RFC3339), err)
 		return mf
 	}
 	mf.point, mf.load = v, v*(1+f.model.Headroom)
@@ -102,8 +105,8 @@ func forecastKey(id decision.MetricID) string {
 	return string(id.Kind) + "/" + id.Name + "/" + id.DescribedObject + "/" + id.Container
 }
 
-// input is the decision's forecast input; nil when prediction is off.
-func (pr predictionRound) input() *decision.Forecast {
+// Input is the decision's forecast input; nil when prediction is off.
+func (pr Round) Input() *decision.Forecast {
 	if pr.mode == "" {
 		return nil
 	}
@@ -134,7 +137,7 @@ func aggregate(m decision.Metric) float64 {
 // the target's ready pods of the time from the pod's creation (its start when the creation time
 // is unknown) to Ready, which counts scheduling, image pulls and start-up (defaultStartup when
 // no pod shows one), within the bounds of spec.prediction.leadTimeSeconds. The Ready condition
-// keeps only its last transition: a pod Ready more than maxLead after its creation has flapped
+// keeps only its last transition: a pod Ready more than MaxLead after its creation has flapped
 // or restarted since it started (or starts slower than any lead allowed) and shows no start-up.
 func observedLead(pods []*podcache.Pod, syncPeriod time.Duration) time.Duration {
 	var startups []time.Duration
@@ -143,7 +146,7 @@ func observedLead(pods []*podcache.Pod, syncPeriod time.Duration) time.Duration 
 		if from.IsZero() {
 			from = p.StartTime.Time
 		}
-		if d := p.ReadyTransition.Sub(from); p.Ready && !from.IsZero() && d > 0 && d <= maxLead {
+		if d := p.ReadyTransition.Sub(from); p.Ready && !from.IsZero() && d > 0 && d <= MaxLead {
 			startups = append(startups, d)
 		}
 	}
@@ -152,27 +155,27 @@ func observedLead(pods []*podcache.Pod, syncPeriod time.Duration) time.Duration 
 		slices.Sort(startups)
 		startup = startups[int(math.Ceil(0.9*float64(len(startups))))-1]
 	}
-	return min(max(startup+syncPeriod, minLead), maxLead)
+	return min(max(startup+syncPeriod, minLead), MaxLead)
 }
 
-// historyPlans returns how to read the history of each of pa's metrics, by the metric's
+// Plans returns how to read the history of each of pa's metrics, by the metric's
 // identity; none for a metric whose selector is invalid. A plan's key names what makes its
 // history distinct: the metric's kind and name (and for a container resource metric the
 // container, for an object metric the object), the pod name pattern or object and the selector.
-func historyPlans(pa *podpilotv1alpha1.PodAutoscaler) map[decision.MetricID]historyPlan {
+func Plans(pa *podpilotv1alpha1.PodAutoscaler) map[decision.MetricID]Plan {
 	s, ns := &pa.Spec, pa.Namespace
 	window := specconv.HistoryWindow(s.Prediction)
 	pods := podNamePattern(pa)
 	podsGR := schema.GroupResource{Resource: "pods"}
-	out := map[decision.MetricID]historyPlan{}
+	out := map[decision.MetricID]Plan{}
 	plan := func(id decision.MetricID, kind string, sel *podpilotv1alpha1.MetricSelector, req metrics.HistoryRequest, how historyKind) {
-		ls, err := metricSelector(sel)
+		ls, err := specconv.MetricSelector(sel)
 		if err != nil {
 			return
 		}
 		req.Namespace, req.Selector = ns, ls
 		key := modelKey{Key: forecast.Key{Namespace: ns, Metric: kind + "/" + req.Metric, Selector: req.Names + ";" + ls.String()}, window: window}
-		out[id] = historyPlan{key: key, req: req, kind: how}
+		out[id] = Plan{key: key, req: req, kind: how}
 	}
 	for _, m := range s.CustomMetrics {
 		plan(decision.MetricID{Kind: decision.PodsMetric, Name: m.MetricName}, "Pods", m.Selector,

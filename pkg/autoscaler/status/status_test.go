@@ -1,4 +1,4 @@
-package controller
+package status
 
 import (
 	"testing"
@@ -67,8 +67,8 @@ func TestVisiblyChanged(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := base()
 			tc.change(&s)
-			if got := visiblyChanged(base(), s); got != tc.want {
-				t.Errorf("visiblyChanged = %v, want %v", got, tc.want)
+			if got := VisiblyChanged(base(), s); got != tc.want {
+				t.Errorf("VisiblyChanged = %v, want %v", got, tc.want)
 			}
 		})
 	}

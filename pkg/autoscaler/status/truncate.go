@@ -1,4 +1,4 @@
-package controller
+package status
 
 import (
 	"fmt"
@@ -27,11 +27,11 @@ const (
 	runEnd = 64
 )
 
-// truncateMessage returns msg if it fits in limit bytes; otherwise a shorter text of at most
+// TruncateMessage returns msg if it fits in limit bytes; otherwise a shorter text of at most
 // limit bytes that keeps the message's words, the ends of its long values and its end, where
 // the cause usually is, marking each cut with the number of bytes left out. Cuts fall between
 // UTF-8 characters.
-func truncateMessage(msg string, limit int) string {
+func TruncateMessage(msg string, limit int) string {
 	if len(msg) <= limit {
 		return msg
 	}
@@ -109,5 +109,5 @@ type truncatingRecorder struct {
 
 // Eventf formats the note, truncates it and records the event.
 func (r truncatingRecorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
-	r.EventRecorder.Eventf(regarding, related, eventtype, reason, action, "%s", truncateMessage(fmt.Sprintf(note, args...), maxEventNote))
+	r.EventRecorder.Eventf(regarding, related, eventtype, reason, action, "%s", TruncateMessage(fmt.Sprintf(note, args...), maxEventNote))
 }

@@ -1,4 +1,4 @@
-package controller
+package status
 
 import (
 	"fmt"
@@ -15,26 +15,18 @@ import (
 
 // Bounds of status.lastDecision and status.prediction, the schema's.
 const (
-	maxForecastMetrics = 42
-	maxProposals       = 44
-	maxChanges         = 4
-	maxProposalName    = 512
-	maxChangeMessage   = 256
+	maxProposals     = 44
+	maxChanges       = 4
+	maxProposalName  = 512
+	maxChangeMessage = 256
 )
 
-// explainDecision records in pa's status what the round's forecast did and how its decision was
-// made (status.prediction, PredictionActive, status.lastDecision).
-func (c *Controller) explainDecision(tm *term, base, pa *podpilotv1alpha1.PodAutoscaler, pr predictionRound, in decision.Input, d decision.Decision) {
-	c.recordPrediction(tm, base, pa, pr, in.Metrics, d, in.Now)
-	recordLastDecision(base, pa, d, in.SpecReplicas, in.Now)
-}
-
-// recordLastDecision sets status.lastDecision from the round's decision: every round that
+// RecordLastDecision sets status.lastDecision from the round's decision: every round that
 // decides explains itself, a rescale (or a dry run's), what the forecast would have done in
 // ForecastOnly, and a round that holds the replicas (heldWinner says why). A decision explained
-// as the last one was keeps the last one's time and is not written again (see visiblyChanged):
+// as the last one was keeps the last one's time and is not written again (see VisiblyChanged):
 // a steady hold costs no status write.
-func recordLastDecision(base, pa *podpilotv1alpha1.PodAutoscaler, d decision.Decision, current int32, now time.Time) {
+func RecordLastDecision(base, pa *podpilotv1alpha1.PodAutoscaler, d decision.Decision, current int32, now time.Time) {
 	e := d.Explanation
 	winner, to := e.Winner, d.DesiredReplicas
 	switch {
@@ -46,12 +38,12 @@ func recordLastDecision(base, pa *podpilotv1alpha1.PodAutoscaler, d decision.Dec
 	default:
 		winner, to = heldWinner(d, current), current
 	}
-	ld := &podpilotv1alpha1.LastDecision{Time: metav1.NewTime(now), FromReplicas: current, ToReplicas: to, Winner: truncateMessage(winner, maxProposalName)}
+	ld := &podpilotv1alpha1.LastDecision{Time: metav1.NewTime(now), FromReplicas: current, ToReplicas: to, Winner: TruncateMessage(winner, maxProposalName)}
 	for _, p := range e.Proposals[:min(len(e.Proposals), maxProposals)] {
-		ld.Proposals = append(ld.Proposals, podpilotv1alpha1.DecisionProposal{Source: string(p.Source), Name: truncateMessage(p.Name, maxProposalName), Replicas: p.Replicas})
+		ld.Proposals = append(ld.Proposals, podpilotv1alpha1.DecisionProposal{Source: string(p.Source), Name: TruncateMessage(p.Name, maxProposalName), Replicas: p.Replicas})
 	}
 	for _, ch := range e.Changes[:min(len(e.Changes), maxChanges)] {
-		ld.Changes = append(ld.Changes, truncateMessage(ch, maxChangeMessage))
+		ld.Changes = append(ld.Changes, TruncateMessage(ch, maxChangeMessage))
 	}
 	if old := base.Status.LastDecision; old != nil {
 		same := old.DeepCopy()

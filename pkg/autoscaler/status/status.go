@@ -1,4 +1,4 @@
-package controller
+package status
 
 import (
 	"math"
@@ -14,22 +14,22 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 )
 
-// setCondition sets one condition at now; its transition time changes only with its status.
-func setCondition(pa *podpilotv1alpha1.PodAutoscaler, typ string, ok bool, reason, message string, now time.Time) {
+// SetCondition sets one condition at now; its transition time changes only with its status.
+func SetCondition(pa *podpilotv1alpha1.PodAutoscaler, typ string, ok bool, reason, message string, now time.Time) {
 	status := metav1.ConditionFalse
 	if ok {
 		status = metav1.ConditionTrue
 	}
 	meta.SetStatusCondition(&pa.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: truncateMessage(message, maxConditionMessage),
+		Type: typ, Status: status, Reason: reason, Message: TruncateMessage(message, maxConditionMessage),
 		ObservedGeneration: pa.Generation, LastTransitionTime: metav1.NewTime(now),
 	})
 }
 
-// setDecisionConditions sets the conditions the decision determined; the others keep their values.
-func setDecisionConditions(pa *podpilotv1alpha1.PodAutoscaler, conds []decision.Condition, now time.Time) {
+// SetDecisionConditions sets the conditions the decision determined; the others keep their values.
+func SetDecisionConditions(pa *podpilotv1alpha1.PodAutoscaler, conds []decision.Condition, now time.Time) {
 	for _, c := range conds {
-		setCondition(pa, string(c.Type), c.Status, c.Reason, c.Message, now)
+		SetCondition(pa, string(c.Type), c.Status, c.Reason, c.Message, now)
 	}
 }
 
@@ -57,10 +57,10 @@ const maxTargetsLength = 1024
 // noise to a reader, and writing it every round would cost one API write per autoscaler per round.
 const MetricChangeTolerance = 0.05
 
-// visiblyChanged reports whether s differs from old in something a reader can see: any field, except
+// VisiblyChanged reports whether s differs from old in something a reader can see: any field, except
 // that currentMetrics (and targets, rendered from them) count only when a metric appeared,
 // disappeared or moved by more than MetricChangeTolerance.
-func visiblyChanged(old, s podpilotv1alpha1.PodAutoscalerStatus) bool {
+func VisiblyChanged(old, s podpilotv1alpha1.PodAutoscalerStatus) bool {
 	if metricsClose(old.CurrentMetrics, s.CurrentMetrics) && sameTargetValues(old.Targets, s.Targets) {
 		s.CurrentMetrics, s.Targets = old.CurrentMetrics, old.Targets
 	}
@@ -93,7 +93,7 @@ func metricsClose(old, cur []podpilotv1alpha1.MetricStatus) bool {
 	for i := range old {
 		o, c := old[i], cur[i]
 		if o.Type != c.Type || o.Name != c.Name || o.Container != c.Container || o.DescribedObject != c.DescribedObject ||
-			!quantityClose(o.AverageValue, c.AverageValue) || !quantityClose(o.Value, c.Value) {
+			!QuantityClose(o.AverageValue, c.AverageValue) || !QuantityClose(o.Value, c.Value) {
 			return false
 		}
 		if (o.AverageUtilization == nil) != (c.AverageUtilization == nil) ||
@@ -104,9 +104,9 @@ func metricsClose(old, cur []podpilotv1alpha1.MetricStatus) bool {
 	return true
 }
 
-// quantityClose reports whether two optional values are both unset, or both set and within
+// QuantityClose reports whether two optional values are both unset, or both set and within
 // MetricChangeTolerance of each other.
-func quantityClose(old, cur *resource.Quantity) bool {
+func QuantityClose(old, cur *resource.Quantity) bool {
 	if old == nil || cur == nil {
 		return old == cur
 	}

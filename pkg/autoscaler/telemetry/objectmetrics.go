@@ -1,4 +1,4 @@
-package controller
+package telemetry
 
 import (
 	"fmt"
@@ -142,7 +142,7 @@ func lowerStatus(s string) string {
 type objectMetric struct {
 	typ  podpilotv1alpha1.MetricSourceType
 	name string
-	// container and object complete the metric's identity (see metricStatusOf), by which its
+	// container and object complete the metric's identity (see status.MetricStatusOf), by which its
 	// status is found.
 	container, object string
 	targetType        podpilotv1alpha1.MetricTargetType

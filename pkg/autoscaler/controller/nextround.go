@@ -10,6 +10,7 @@ import (
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
+	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
 )
 
 // minRoundGap is the shortest time between two rounds of one PodAutoscaler that an aligned
@@ -82,7 +83,7 @@ func (c *Controller) landingOf(pa *podpilotv1alpha1.PodAutoscaler) (metrics.Land
 	default:
 		return metrics.Landing{}, ""
 	}
-	sel, err := metricSelector(selector)
+	sel, err := specconv.MetricSelector(selector)
 	if err != nil {
 		return metrics.Landing{}, ""
 	}

@@ -1,4 +1,4 @@
-package controller
+package status
 
 import (
 	"fmt"
@@ -31,14 +31,17 @@ const (
 
 // Actions of the events, as events/v1 requires.
 const (
-	actionScale      = "Scale"
-	actionGetScale   = "GetScale"
+	// ActionScale is the action of the rescale events.
+	ActionScale = "Scale"
+	// ActionGetScale is the action of the FailedGetScale event.
+	ActionGetScale   = "GetScale"
 	actionGetMetrics = "GetMetrics"
 )
 
 // NewRecorder returns a recorder of events on PodAutoscalers sent through b, whose scheme
-// knows the podpilot types. The caller starts and shuts down b.
-func NewRecorder(b events.EventBroadcaster) (events.EventRecorder, error) {
+// knows the podpilot types, reported by reportingController; it cuts each note to what
+// events/v1 accepts. The caller starts and shuts down b.
+func NewRecorder(b events.EventBroadcaster, reportingController string) (events.EventRecorder, error) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("add kubernetes types to the event scheme: %w", err)
@@ -46,26 +49,26 @@ func NewRecorder(b events.EventBroadcaster) (events.EventRecorder, error) {
 	if err := podpilotv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("add podpilot types to the event scheme: %w", err)
 	}
-	return truncatingRecorder{b.NewRecorder(scheme, Name)}, nil
+	return truncatingRecorder{b.NewRecorder(scheme, reportingController)}, nil
 }
 
-// recordMetricFailures emits one Warning per failed metric, with the metric's failure reason
+// RecordMetricFailures emits one Warning per failed metric, with the metric's failure reason
 // (FailedGetPodsMetric, FailedGetResourceMetric) and cause.
-func (c *Controller) recordMetricFailures(pa *podpilotv1alpha1.PodAutoscaler, statuses []decision.MetricStatus) {
+func RecordMetricFailures(rec events.EventRecorder, pa *podpilotv1alpha1.PodAutoscaler, statuses []decision.MetricStatus) {
 	for _, s := range statuses {
 		if s.Err != nil {
-			c.recorder.Eventf(pa, nil, corev1.EventTypeWarning, s.FailureReason, actionGetMetrics, "%s", s.Err.Error())
+			rec.Eventf(pa, nil, corev1.EventTypeWarning, s.FailureReason, actionGetMetrics, "%s", s.Err.Error())
 		}
 	}
 }
 
-// recordRescale emits SuccessfulRescale or FailedRescale.
-func (c *Controller) recordRescale(pa *podpilotv1alpha1.PodAutoscaler, desired int32, reason string, err error) {
+// RecordRescale emits SuccessfulRescale or FailedRescale.
+func RecordRescale(rec events.EventRecorder, pa *podpilotv1alpha1.PodAutoscaler, desired int32, reason string, err error) {
 	if err != nil {
-		c.recorder.Eventf(pa, nil, corev1.EventTypeWarning, ReasonFailedRescale, actionScale,
+		rec.Eventf(pa, nil, corev1.EventTypeWarning, ReasonFailedRescale, ActionScale,
 			"New size: %d; reason: %s; error: %v", desired, reason, err)
 		return
 	}
-	c.recorder.Eventf(pa, nil, corev1.EventTypeNormal, ReasonSuccessfulRescale, actionScale,
+	rec.Eventf(pa, nil, corev1.EventTypeNormal, ReasonSuccessfulRescale, ActionScale,
 		"New size: %d; reason: %s", desired, reason)
 }
