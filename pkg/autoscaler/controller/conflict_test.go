@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
@@ -256,6 +257,31 @@ func TestADryRunPodAutoscalerNeitherBlocksNorIsBlocked(t *testing.T) {
 			}
 			if got := f.replicas(""); got != tt.wantScale {
 				t.Errorf("replicas = %d, want %d", got, tt.wantScale)
+			}
+		})
+	}
+}
+
+func TestDeletingAnHPAQueuesThePodAutoscalersOfItsTargetAtOnce(t *testing.T) {
+	pa := seedAutoscaler()
+	other := seedAutoscaler(func(p *podpilotv1alpha1.PodAutoscaler) { p.Name, p.Spec.ScaleTargetName = "other", "other-target" })
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{scaleTargetIndex: paScaleTargetIndexFunc})
+	for _, p := range []*podpilotv1alpha1.PodAutoscaler{pa, other} {
+		if err := indexer.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hpa := stockHPA("h", "apps/v1", "Deployment", pa.Spec.ScaleTargetName)
+	for name, obj := range map[string]any{"the HPA": hpa, "a tombstone of it": cache.DeletedFinalStateUnknown{Key: ns + "/h", Obj: hpa}} {
+		t.Run(name, func(t *testing.T) {
+			tm := newTerm(clocktesting.NewFakeClock(time.Now()), *NewOptions())
+			defer tm.shutDown()
+			hpaHandler(tm, indexer).OnDelete(obj)
+			if tm.queue.Len() != 1 {
+				t.Fatalf("queued %d PodAutoscalers, want 1 (the one on the HPA's target)", tm.queue.Len())
+			}
+			if got, _ := tm.queue.Get(); got != cache.NewObjectName(ns, pa.Name) {
+				t.Errorf("queued %v, want %s/%s", got, ns, pa.Name)
 			}
 		})
 	}

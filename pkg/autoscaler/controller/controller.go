@@ -118,6 +118,7 @@ type Controller struct {
 	replicaSetLister  appslisters.ReplicaSetLister
 	replicaSetIndexer cache.Indexer
 	hpaIndexer        cache.Indexer
+	hpaInformer       cache.SharedIndexInformer
 	synced            []cache.InformerSynced
 
 	// term is the current Run's queues and memory; New sets one up for syncs without Run.
@@ -196,7 +197,7 @@ func New(cfg Config) (*Controller, error) {
 		podLister: podcache.NewLister(pods.Informer().GetIndexer()), podIndexer: pods.Informer().GetIndexer(),
 		deploymentLister: deployments.Lister(), statefulSetLister: statefulSets.Lister(),
 		replicaSetLister: replicaSets.Lister(), replicaSetIndexer: replicaSets.Informer().GetIndexer(),
-		hpaIndexer: hpas.Informer().GetIndexer(),
+		hpaIndexer: hpas.Informer().GetIndexer(), hpaInformer: hpas.Informer(),
 		synced: []cache.InformerSynced{pas.Informer().HasSynced, pods.Informer().HasSynced,
 			deployments.Informer().HasSynced, statefulSets.Informer().HasSynced,
 			replicaSets.Informer().HasSynced, hpas.Informer().HasSynced},
@@ -229,6 +230,15 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer func() {
 		if err := c.paInformer.RemoveEventHandler(reg); err != nil {
 			logger.Error(err, "Removing PodAutoscaler event handler")
+		}
+	}()
+	hpaReg, err := c.hpaInformer.AddEventHandlerWithOptions(hpaHandler(tm, c.paIndexer), cache.HandlerOptions{Logger: &logger})
+	if err != nil {
+		return fmt.Errorf("add HorizontalPodAutoscaler event handler: %w", err)
+	}
+	defer func() {
+		if err := c.hpaInformer.RemoveEventHandler(hpaReg); err != nil {
+			logger.Error(err, "Removing HorizontalPodAutoscaler event handler")
 		}
 	}()
 	logger.Info("Starting autoscaler", "workers", c.opts.Workers, "syncPeriod", c.opts.SyncPeriod)
@@ -288,6 +298,31 @@ func handler(tm *term) cache.ResourceEventHandler {
 		},
 		DeleteFunc: func(obj any) { state.ForgetObject(tm.memory, obj) },
 	}
+}
+
+// hpaHandler queues the PodAutoscalers of a deleted HorizontalPodAutoscaler's scale target at
+// once: one that refused to scale beside it (AmbiguousScaleTarget) takes over in its next round,
+// not a sync period later, which is what `podpilot migrate --apply` relies on when it deletes an
+// HPA and then turns its PodAutoscaler's dryRun off.
+func hpaHandler(tm *term, paIndexer cache.Indexer) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		keys, _ := hpaScaleTargetIndexFunc(obj)
+		for _, key := range keys {
+			pas, err := paIndexer.ByIndex(scaleTargetIndex, key)
+			if err != nil {
+				utilruntime.HandleError(fmt.Errorf("look up the PodAutoscalers of %s: %w", key, err))
+				continue
+			}
+			for _, pa := range pas {
+				if name, err := cache.ObjectToName(pa); err == nil {
+					tm.queue.Add(name)
+				}
+			}
+		}
+	}}
 }
 
 // processNext syncs the next PodAutoscaler of the queue, or parks it while its namespace has its
