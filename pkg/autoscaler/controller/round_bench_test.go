@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/podcache"
 )
 
 // BenchmarkSteadyRound measures one round over n PodAutoscalers in 10 namespaces, each on its
@@ -105,8 +106,13 @@ func seedNamespace(b *testing.B, f *fixture, space string) {
 	pods, _ := f.kube.CoreV1().Pods(space).List(ctx, metav1.ListOptions{})
 	deployments, _ := f.kube.AppsV1().Deployments(space).List(ctx, metav1.ListOptions{})
 	replicaSets, _ := f.kube.AppsV1().ReplicaSets(space).List(ctx, metav1.ListOptions{})
+	var compact podcache.Compactor // pods are cached compact, as cmd/adapter's transform caches them
 	add := func(inf cache.SharedIndexInformer, objs []any) {
 		for _, o := range objs {
+			o, err := compact.Transform(o)
+			if err != nil {
+				b.Fatal(err)
+			}
 			if err := inf.GetIndexer().Update(o); err != nil {
 				b.Fatal(err)
 			}
