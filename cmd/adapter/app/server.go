@@ -80,7 +80,11 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 		return err
 	}
 	o.Adapter.WithCustomMetrics(provider)
-	o.Adapter.WithExternalMetrics(provider)
+	external, runForward, err := externalMetrics(ctx, o, restCfg, provider, registry)
+	if err != nil {
+		return err
+	}
+	o.Adapter.WithExternalMetrics(external)
 	// podpilot serves /metrics itself, from the apiserver's and its own registry;
 	// the apiserver's request metrics (apiserver_request_*) are registered here.
 	o.Adapter.EnableMetrics = false
@@ -106,6 +110,9 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 		server: func(ctx context.Context) error { return srv.GenericAPIServer.PrepareRun().RunWithContext(ctx) },
 		cache:  cache,
 		parts:  []func(context.Context) error{provider.Run},
+	}
+	if runForward != nil {
+		l.parts = append(l.parts, runForward)
 	}
 	if o.APIServices.Owner != "" {
 		check, err := addAPIServiceCheck(o.APIServices, restCfg, registry, provider.ResourceQueries() != nil)

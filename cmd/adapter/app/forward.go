@@ -1,0 +1,53 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/component-base/metrics"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	"github.com/podpilot/podpilot/pkg/provider/forward"
+	"github.com/podpilot/podpilot/pkg/provider/metricsapi"
+)
+
+// errNoAuthorizer means the API server has no authorizer to check forwarded requests with.
+var errNoAuthorizer = errors.New("forwarding external metrics needs the API server's delegated authorization")
+
+// externalMetrics returns what serves external.metrics.k8s.io: the provider, or, with
+// --external-metrics-forward, the provider in front of the other adapter, and then the Run of its
+// metric-list refresh (nil otherwise).
+func externalMetrics(ctx context.Context, o *Options, restCfg *rest.Config, p *metricsapi.Provider,
+	registry metrics.KubeRegistry) (provider.ExternalMetricsProvider, func(context.Context) error, error) {
+	if !o.Forward.Enabled() {
+		return p, nil, nil
+	}
+	cfg, err := o.Adapter.Config()
+	if err != nil {
+		return nil, nil, fmt.Errorf("build API server config: %w", err)
+	}
+	authz := cfg.GenericConfig.Authorization.Authorizer
+	if authz == nil {
+		return nil, nil, errNoAuthorizer
+	}
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubernetes client for external metrics forward: %w", err)
+	}
+	fwd, err := forward.New(forward.Config{
+		Options: *o.Forward, Local: p, Authorizer: authz, Own: restCfg, Services: client.CoreV1(), Registry: registry,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("build external metrics forward: %w", err)
+	}
+	target := o.Forward.Service
+	if target == "" {
+		target = o.Forward.URL
+	}
+	klog.FromContext(ctx).Info("Forwarding the external metrics no podpilot rule serves", "target", target)
+	return fwd, fwd.Run, nil
+}
