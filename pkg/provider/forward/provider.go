@@ -152,10 +152,10 @@ func (p *Provider) forward(ctx context.Context, namespace string, metricSel labe
 	return list, err
 }
 
-// rawSelector is the labelSelector of the caller's request as it sent it, or metricSel's
-// canonical form when ctx holds no request.
+// rawSelector is the labelSelector of the caller's request as it sent it (the API server keeps
+// it for list requests), or else metricSel's canonical form.
 func rawSelector(ctx context.Context, metricSel labels.Selector) string {
-	if info, ok := request.RequestInfoFrom(ctx); ok {
+	if info, ok := request.RequestInfoFrom(ctx); ok && info.LabelSelector != "" {
 		return info.LabelSelector
 	}
 	if metricSel == nil || metricSel.Empty() {
