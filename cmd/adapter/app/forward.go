@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/metrics"
@@ -18,21 +19,35 @@ import (
 // errNoAuthorizer means the API server has no authorizer to check forwarded requests with.
 var errNoAuthorizer = errors.New("forwarding external metrics needs the API server's delegated authorization")
 
+// serverAuthorizer is the API server's authorizer, which exists only once the server config is
+// built, after the providers are chosen (the config's OpenAPI depends on them): set fills it in
+// before the server serves.
+type serverAuthorizer struct{ authz authorizer.Authorizer }
+
+// Authorize implements authorizer.UnconditionalAuthorizer.
+func (s *serverAuthorizer) Authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	return s.authz.Authorize(ctx, a)
+}
+
+// set takes the authorizer of the built server config.
+func (s *serverAuthorizer) set(o *Options) error {
+	cfg, err := o.Adapter.Config() // the config Server() was built from (cached)
+	if err != nil {
+		return fmt.Errorf("API server config: %w", err)
+	}
+	if s.authz = cfg.GenericConfig.Authorization.Authorizer; s.authz == nil {
+		return errNoAuthorizer
+	}
+	return nil
+}
+
 // externalMetrics returns what serves external.metrics.k8s.io: the provider, or, with
 // --external-metrics-forward, the provider in front of the other adapter, and then the Run of its
-// metric-list refresh (nil otherwise).
+// metric-list refresh (nil otherwise). Forwarded requests are authorized with authz.
 func externalMetrics(ctx context.Context, o *Options, restCfg *rest.Config, p *metricsapi.Provider,
-	registry metrics.KubeRegistry) (provider.ExternalMetricsProvider, func(context.Context) error, error) {
+	registry metrics.KubeRegistry, authz *serverAuthorizer) (provider.ExternalMetricsProvider, func(context.Context) error, error) {
 	if !o.Forward.Enabled() {
 		return p, nil, nil
-	}
-	cfg, err := o.Adapter.Config()
-	if err != nil {
-		return nil, nil, fmt.Errorf("build API server config: %w", err)
-	}
-	authz := cfg.GenericConfig.Authorization.Authorizer
-	if authz == nil {
-		return nil, nil, errNoAuthorizer
 	}
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {

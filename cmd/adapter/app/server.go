@@ -80,7 +80,8 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 		return err
 	}
 	o.Adapter.WithCustomMetrics(provider)
-	external, runForward, err := externalMetrics(ctx, o, restCfg, provider, registry)
+	authz := &serverAuthorizer{}
+	external, runForward, err := externalMetrics(ctx, o, restCfg, provider, registry, authz)
 	if err != nil {
 		return err
 	}
@@ -92,6 +93,11 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 	srv, err := o.Adapter.Server()
 	if err != nil {
 		return fmt.Errorf("build API server: %w", err)
+	}
+	if runForward != nil {
+		if err := authz.set(o); err != nil {
+			return err
+		}
 	}
 	if err := addReadiness(o, srv.GenericAPIServer, provider, cache, restCfg); err != nil {
 		return err

@@ -45,7 +45,7 @@ type Config struct {
 	Local Local
 	// Authorizer is the API server's (delegated) authorizer: the caller of a forwarded request
 	// must be allowed exactly what the aggregator checks for the other adapter.
-	Authorizer authorizer.Authorizer
+	Authorizer authorizer.UnconditionalAuthorizer
 	// Own is podpilot's own client config: forwarded requests carry its credentials.
 	Own *rest.Config
 	// Services resolves Options.Service's cluster IP (unused with Options.URL).
@@ -59,7 +59,7 @@ type Config struct {
 // Provider serves podpilot's own external metrics and forwards the rest to the other adapter.
 type Provider struct {
 	local   Local
-	authz   authorizer.Authorizer
+	authz   authorizer.UnconditionalAuthorizer
 	target  *target
 	timeout time.Duration
 	clock   clock.WithTicker
@@ -139,13 +139,14 @@ func (p *Provider) forward(ctx context.Context, namespace string, metricSel labe
 	a, err := p.target.get(ctx, path.Join(apiPath, "namespaces", namespace, metric), query)
 	if err != nil {
 		p.errors.WithLabelValues(opGet).Inc()
-		klog.FromContext(ctx).Error(err, "Forwarding an external metric request failed", "metric", metric, "namespace", namespace)
+		// Counted; logged at V(2) only: every HPA on a forwarded metric would log each round.
+		klog.FromContext(ctx).V(2).Info("Forwarding an external metric request failed", "metric", metric, "namespace", namespace, "err", err)
 		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("external metric %s in namespace %q: %v", metric, namespace, err))
 	}
 	list, err := decodeValues(a)
 	if errors.Is(err, errBadAnswer) {
 		p.errors.WithLabelValues(opGet).Inc()
-		klog.FromContext(ctx).Error(err, "Forwarded external metric answer unreadable", "metric", metric, "namespace", namespace)
+		klog.FromContext(ctx).V(2).Info("Forwarded external metric answer unreadable", "metric", metric, "namespace", namespace, "err", err)
 		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("external metric %s in namespace %q: %v", metric, namespace, err))
 	}
 	klog.FromContext(ctx).V(4).Info("Forwarded external metric", "metric", metric, "namespace", namespace, "code", a.code)
