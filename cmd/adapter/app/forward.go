@@ -29,8 +29,11 @@ func (s *serverAuthorizer) Authorize(ctx context.Context, a authorizer.Attribute
 	return s.authz.Authorize(ctx, a)
 }
 
-// set takes the authorizer of the built server config.
+// set takes the authorizer of the built server config when forwarding (it is unused otherwise).
 func (s *serverAuthorizer) set(o *Options) error {
+	if !o.Forward.Enabled() {
+		return nil
+	}
 	cfg, err := o.Adapter.Config() // the config Server() was built from (cached)
 	if err != nil {
 		return fmt.Errorf("API server config: %w", err)

@@ -94,10 +94,8 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 	if err != nil {
 		return fmt.Errorf("build API server: %w", err)
 	}
-	if runForward != nil {
-		if err := authz.set(o); err != nil {
-			return err
-		}
+	if err := authz.set(o); err != nil {
+		return err
 	}
 	if err := addReadiness(o, srv.GenericAPIServer, provider, cache, restCfg); err != nil {
 		return err
