@@ -2,6 +2,7 @@ package forward
 
 import (
 	"net/http"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,9 +15,9 @@ import (
 var externalGR = schema.GroupResource{Group: "external.metrics.k8s.io", Resource: "metrics"}
 
 func TestListAllExternalMetrics(t *testing.T) {
-	up := true
+	var down atomic.Bool
 	other := newOtherAdapter(t, func(w http.ResponseWriter, r *http.Request) {
-		if !up {
+		if down.Load() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
@@ -39,7 +40,7 @@ func TestListAllExternalMetrics(t *testing.T) {
 	if got := other.requests()[0].URL.Path; got != apiPath {
 		t.Fatalf("listed %s, want %s", got, apiPath)
 	}
-	up = false
+	down.Store(true)
 	p.refreshList(t.Context())
 	if diff := cmp.Diff(merged, p.ListAllExternalMetrics()); diff != "" {
 		t.Fatalf("a failed fetch keeps the last list (-want +got):\n%s", diff)
