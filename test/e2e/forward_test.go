@@ -19,8 +19,9 @@ import (
 // (a real external-metrics adapter, in KEDA's place) on the host beside a podpilot that owns
 // v1beta1.external.metrics.k8s.io and forwards to it: through the one APIService, discovery lists
 // both adapters' lists, a forwarded read returns the test adapter's values, and a stock HPA on
-// a forwarded metric and one on podpilot's own external metric both scale. Then the test adapter
-// stops: podpilot's own metric is still served and podpilot stays ready, the forwarded one is a 503.
+// a forwarded metric and one on podpilot's own external metric both scale, as does a PodAutoscaler
+// on a forwarded metric. Then the test adapter stops: podpilot's own metric is still served and
+// podpilot stays ready, the forwarded one is a 503, and the PodAutoscaler holds its replicas.
 func TestExternalMetricsForwardedToAnotherAdapter(t *testing.T) {
 	ctx := t.Context()
 	other, err := cluster.StartTestAdapter(ctx)
@@ -28,20 +29,9 @@ func TestExternalMetricsForwardedToAnotherAdapter(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(other.Stop)
-	p := cluster.StartPodpilot(t, podpilotBinary, append(sharedArgs(), "--autoscaler-enabled=false",
-		fmt.Sprintf("--external-metrics-forward-url=https://127.0.0.1:%d", other.Port),
-		"--external-metrics-forward-ca-file="+other.CAFile, "--external-metrics-forward-timeout=3s")...)
-	if err := p.WaitReady(ctx, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.RegisterMetricsAPIs(ctx, p.Port); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cluster.RegisterMetricsAPIs(context.WithoutCancel(ctx), metricsServer.Port); err != nil {
-			t.Errorf("give the APIServices back to the shared podpilot: %v", err)
-		}
-	})
+	// In the shared podpilot's place, so that it also runs the autoscaler (for the PodAutoscaler).
+	p := takeOver(ctx, t, 1, fmt.Sprintf("--external-metrics-forward-url=https://127.0.0.1:%d", other.Port),
+		"--external-metrics-forward-ca-file="+other.CAFile, "--external-metrics-forward-timeout=3s")[0]
 
 	ns := cluster.CreateNamespace(ctx, t, "fwd")
 	exp := serveExporter(t)
@@ -92,8 +82,17 @@ func TestExternalMetricsForwardedToAnotherAdapter(t *testing.T) {
 			t.Fatalf("create HPA %s: %v", h.name, err)
 		}
 	}
+	// A PodAutoscaler on a forwarded metric, read in-process and forwarded: foo=baz is 43, ceil(43/10) = 5.
+	startWorkload(ctx, t, ns, "ppa-forwarded", 1)
+	applyPodAutoscaler(ctx, t, ns, kindsPodAutoscalerYAML("ppa-forwarded", "deployment", "ppa-forwarded", 1, 8, `  externalMetrics:
+  - metricName: my-external-metric
+    selector: {matchLabels: {foo: baz}}
+    targetType: AverageValue
+    averageValue: "10"
+`))
 	cluster.WaitReplicas(ctx, t, 2*time.Minute, "Deployment", ns, "keda-like", 4)
 	cluster.WaitReplicas(ctx, t, 2*time.Minute, "Deployment", ns, "podpilot-own", 3)
+	cluster.WaitReplicas(ctx, t, 2*time.Minute, "Deployment", ns, "ppa-forwarded", 5)
 
 	other.Stop()
 	framework.WaitFor(ctx, t, time.Minute, "a forwarded read is a 503 with the test adapter down", func(ctx context.Context) (bool, string, error) {
@@ -108,4 +107,5 @@ func TestExternalMetricsForwardedToAnotherAdapter(t *testing.T) {
 		t.Fatalf("podpilot's /readyz with the test adapter down: %d %s %v", code, body, err)
 	}
 	cluster.HoldReplicas(ctx, t, 10*time.Second, "Deployment", ns, "podpilot-own", 3)
+	cluster.HoldReplicas(ctx, t, 5*time.Second, "Deployment", ns, "ppa-forwarded", 5) // held on failed reads
 }

@@ -95,11 +95,31 @@ func New(cfg Config) (*Provider, error) {
 // adapter's answer or error is returned as it gave it. While podpilot's discovery is
 // incomplete, a metric the other adapter does not know (404) gets podpilot's 503.
 func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metricSel labels.Selector, info provider.ExternalMetricInfo) (*external_metrics.ExternalMetricValueList, error) {
+	return p.read(ctx, p.local, namespace, metricSel, info, p.authorize)
+}
+
+// ExternalReads reads podpilot's own external metrics, e.g. the autoscaler's reads within its
+// tenancy options.
+type ExternalReads interface {
+	GetExternalMetric(ctx context.Context, namespace string, metricSel labels.Selector, info provider.ExternalMetricInfo) (*external_metrics.ExternalMetricValueList, error)
+}
+
+// ReadExternalMetric is the embedded autoscaler's read of a PodAutoscaler's external metric in
+// its namespace: podpilot's own metrics through own, any other forwarded like GetExternalMetric.
+// There is no caller to authorize: a PodAutoscaler reads in its own namespace only, what a
+// HorizontalPodAutoscaler there reads through the aggregator with the HPA controller's access.
+func (p *Provider) ReadExternalMetric(ctx context.Context, own ExternalReads, namespace string, metricSel labels.Selector, info provider.ExternalMetricInfo) (*external_metrics.ExternalMetricValueList, error) {
+	return p.read(ctx, own, namespace, metricSel, info, func(context.Context) error { return nil })
+}
+
+// read answers a metric podpilot serves with own, and forwards any other once authorize passes.
+func (p *Provider) read(ctx context.Context, own ExternalReads, namespace string, metricSel labels.Selector, info provider.ExternalMetricInfo,
+	authorize func(context.Context) error) (*external_metrics.ExternalMetricValueList, error) {
 	served, localErr := p.local.ServesExternal(info.Metric)
 	if served {
-		return p.local.GetExternalMetric(ctx, namespace, metricSel, info)
+		return own.GetExternalMetric(ctx, namespace, metricSel, info)
 	}
-	if err := p.authorize(ctx); err != nil {
+	if err := authorize(ctx); err != nil {
 		return nil, err
 	}
 	list, err := p.forward(ctx, namespace, metricSel, info.Metric)

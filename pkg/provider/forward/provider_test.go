@@ -251,3 +251,35 @@ func strangerCA(t *testing.T) string {
 	}
 	return path
 }
+
+// The autoscaler's reads: a PodAutoscaler's own-namespace read of a metric podpilot does not
+// serve is forwarded (no caller to authorize), and podpilot's own metrics go through the
+// autoscaler's own reads (its tenancy options), never the API provider nor the other adapter.
+func TestReadExternalMetricForThePodAutoscaler(t *testing.T) {
+	other := newOtherAdapter(t, func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"items":[{"metricName":"s0-prometheus","metricLabels":{},"timestamp":"2026-11-29T06:00:00Z","value":"9"}]}`))
+	})
+	api := &fakeLocal{served: map[string]*external_metrics.ExternalMetricValueList{"podpilot_qps": ownList}, unserved: provider.NewMetricNotFoundError(externalGR, "x")}
+	authz := &recordingAuthz{decision: authorizer.DecisionNoOpinion}
+	p, _ := newTestProvider(t, api, other.srv.URL, other.caFile, authorizer.AuthorizerFunc(authz.Authorize))
+	autoscalerReads := &fakeLocal{served: map[string]*external_metrics.ExternalMetricValueList{"podpilot_qps": ownList}}
+	sel, err := labels.Parse("queue=orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := p.ReadExternalMetric(t.Context(), autoscalerReads, "shop", sel, provider.ExternalMetricInfo{Metric: "s0-prometheus"})
+	if err != nil || len(got.Items) != 1 || got.Items[0].Value.String() != "9" {
+		t.Fatalf("forwarded read: %+v, %v", got, err)
+	}
+	checkSent(t, other, "/apis/external.metrics.k8s.io/v1beta1/namespaces/shop/s0-prometheus?labelSelector=queue%3Dorders")
+	if _, err := p.ReadExternalMetric(t.Context(), autoscalerReads, "shop", sel, provider.ExternalMetricInfo{Metric: "podpilot_qps"}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"podpilot_qps"}, autoscalerReads.calls); diff != "" || len(api.calls) > 0 || len(other.requests()) != 1 {
+		t.Fatalf("own metric read by the autoscaler's reads (-want +got):\n%s\nAPI provider calls %v, forwarded %d", diff, api.calls, len(other.requests()))
+	}
+	if len(authz.asked) > 0 {
+		t.Fatalf("the autoscaler's reads asked the authorizer: %v", authz.asked)
+	}
+}
