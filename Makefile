@@ -34,8 +34,9 @@ version: ## Print the version make build stamps into bin/podpilot.
 	@echo $(VERSION)
 
 .PHONY: tools
-tools: prometheus ## Build etcd, kube-apiserver, kube-controller-manager, kubectl, kwok and helm (cached) and install Prometheus.
+tools: prometheus ## Build etcd, kube-apiserver, kube-controller-manager, kubectl, kwok, helm and the custom-metrics-apiserver's test adapter (cached) and install Prometheus.
 	hack/build-tools.sh
+	hack/build-tools.sh test-adapter >/dev/null
 
 .PHONY: prometheus
 prometheus: ## Install Debian's Prometheus (prometheus, promtool) unless it is on PATH: the unit tests read backfilled TSDBs with it.

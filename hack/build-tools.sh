@@ -8,7 +8,9 @@
 # the linters (golangci-lint, logcheck); `build-tools.sh prometheus-adapter`
 # only prometheus-adapter, the bench's optional baseline (~20 min cold), and
 # prints its path; `build-tools.sh prometheus-adapter-current` the same
-# adapter's code on podpilot's library versions (see adapter_current). A cold build takes ~10 minutes on
+# adapter's code on podpilot's library versions (see adapter_current); `build-tools.sh test-adapter`
+# only the custom-metrics-apiserver's test adapter (hack/tools/test-adapter), the external-metrics
+# adapter the e2e test of --external-metrics-forward runs beside podpilot, and prints its path. A cold build takes ~10 minutes on
 # 2 cores; a warm one, a second.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -87,6 +89,11 @@ main() {
     return
   fi
   if [[ ${1:-} == prometheus-adapter-current ]]; then adapter_current; return; fi
+  if [[ ${1:-} == test-adapter ]]; then
+    build "$TEST_ADAPTER" "$PODPILOT_ROOT/hack/tools/test-adapter" sigs.k8s.io/custom-metrics-apiserver/test-adapter
+    echo "$TEST_ADAPTER"
+    return
+  fi
   local kubever; kubever=$(kubever)
   build "$ETCD" "$PODPILOT_ROOT/hack/tools" go.etcd.io/etcd/server/v3
   build "$KWOK" "$PODPILOT_ROOT/hack/tools/kwok" sigs.k8s.io/kwok/cmd/kwok

@@ -17,6 +17,7 @@ LOGTOOLS_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/logcheck/go.mod" sigs.k8s.i
 HELM_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/helm/go.mod" helm.sh/helm/v3)
 ADAPTER_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/prometheus-adapter/go.mod" sigs.k8s.io/prometheus-adapter)
 METRICS_SERVER_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/metrics-server/go.mod" sigs.k8s.io/metrics-server)
+TEST_ADAPTER_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/test-adapter/go.mod" sigs.k8s.io/custom-metrics-apiserver)
 PROMETHEUS_NODE_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/prometheus/go.mod" github.com/prometheus/prometheus)
 GO_MINOR=$(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/go\1/')
 
@@ -34,6 +35,9 @@ KUBE_SCHEDULER=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kube-scheduler
 KUBELET=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kubelet
 KUBE_PROXY=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kube-proxy
 METRICS_SERVER=$TOOLS_CACHE/metrics-server-$METRICS_SERVER_VERSION-$GO_MINOR/metrics-server
+# The custom-metrics-apiserver's test adapter: the other external-metrics adapter podpilot
+# forwards to in the e2e test of --external-metrics-forward.
+TEST_ADAPTER=$TOOLS_CACHE/test-adapter-$TEST_ADAPTER_VERSION-$GO_MINOR/test-adapter
 # Debian's prometheus lacks kubernetes_sd_configs: the real node's is built
 # from the same release's module (hack/tools/prometheus).
 PROMETHEUS_NODE=$TOOLS_CACHE/prometheus-$PROMETHEUS_NODE_VERSION-$GO_MINOR/prometheus

@@ -13,6 +13,7 @@ import (
 	basecmd "sigs.k8s.io/custom-metrics-apiserver/pkg/cmd"
 
 	"github.com/podpilot/podpilot/pkg/autoscaler/controller"
+	"github.com/podpilot/podpilot/pkg/provider/forward"
 	"github.com/podpilot/podpilot/pkg/provider/metricsapi"
 	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 )
@@ -34,6 +35,8 @@ type Options struct {
 	Autoscaler *controller.Options
 	// Tenancy limits what PodAutoscalers may read beyond their namespace.
 	Tenancy *metricsapi.TenancyOptions
+	// Forward names the other external-metrics adapter that serves what podpilot does not.
+	Forward *forward.Options
 	// APIServices says which APIServices the install registers for podpilot.
 	APIServices *APIServiceOptions
 	// LeaderElection decides which replica runs the autoscaler.
@@ -49,6 +52,7 @@ func NewOptions() *Options {
 		Metrics:        metricsapi.NewOptions(),
 		Autoscaler:     controller.NewOptions(),
 		Tenancy:        metricsapi.NewTenancyOptions(),
+		Forward:        forward.NewOptions(),
 		APIServices:    NewAPIServiceOptions(),
 		LeaderElection: newLeaderElection(),
 		Logs:           logsapi.NewLoggingConfiguration(),
@@ -83,6 +87,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.Prometheus.AddFlags(fss.FlagSet("prometheus"))
 	o.Metrics.AddFlags(fss.FlagSet("metrics discovery"))
 	o.APIServices.AddFlags(fss.FlagSet("metrics discovery"))
+	o.Forward.AddFlags(fss.FlagSet("external metrics forward"))
 	o.Autoscaler.AddFlags(fss.FlagSet("autoscaler"))
 	o.Tenancy.AddFlags(fss.FlagSet("autoscaler"))
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fss.FlagSet("leader election"))
@@ -101,6 +106,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.Autoscaler.Validate()...)
 	errs = append(errs, o.Tenancy.Validate()...)
 	errs = append(errs, o.APIServices.Validate()...)
+	errs = append(errs, o.Forward.Validate()...)
 	errs = append(errs, logsapi.Validate(o.Logs, nil, nil).ToAggregate())
 	return utilerrors.NewAggregate(errs)
 }

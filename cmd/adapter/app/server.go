@@ -80,7 +80,12 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 		return err
 	}
 	o.Adapter.WithCustomMetrics(provider)
-	o.Adapter.WithExternalMetrics(provider)
+	authz := &serverAuthorizer{}
+	external, err := externalMetrics(ctx, o, restCfg, provider, registry, authz)
+	if err != nil {
+		return err
+	}
+	o.Adapter.WithExternalMetrics(external.api)
 	// podpilot serves /metrics itself, from the apiserver's and its own registry;
 	// the apiserver's request metrics (apiserver_request_*) are registered here.
 	o.Adapter.EnableMetrics = false
@@ -88,6 +93,9 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 	srv, err := o.Adapter.Server()
 	if err != nil {
 		return fmt.Errorf("build API server: %w", err)
+	}
+	if err := authz.set(o); err != nil {
+		return err
 	}
 	if err := addReadiness(o, srv.GenericAPIServer, provider, cache, restCfg); err != nil {
 		return err
@@ -105,7 +113,7 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 	l := lifecycle{
 		server: func(ctx context.Context) error { return srv.GenericAPIServer.PrepareRun().RunWithContext(ctx) },
 		cache:  cache,
-		parts:  []func(context.Context) error{provider.Run},
+		parts:  append([]func(context.Context) error{provider.Run}, external.parts()...),
 	}
 	if o.APIServices.Owner != "" {
 		check, err := addAPIServiceCheck(o.APIServices, restCfg, registry, provider.ResourceQueries() != nil)
@@ -115,7 +123,7 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 		l.parts = append(l.parts, check)
 	}
 	if o.Autoscaler.Enabled {
-		run, err := addAutoscaler(o, restCfg, provider, registry, cache, srv.GenericAPIServer)
+		run, err := addAutoscaler(o, restCfg, external.reads(provider.PodAutoscalerReads(o.Tenancy)), registry, cache, srv.GenericAPIServer)
 		if err != nil {
 			return err
 		}
@@ -124,12 +132,12 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 	return l.run(ctx)
 }
 
-// addAutoscaler builds the embedded autoscaler on the shared cache and the provider's fresh
-// reads within the tenancy options, adds its readiness and liveness checks to gs, and returns its
-// Run.
-func addAutoscaler(o *Options, restCfg *rest.Config, provider *metricsapi.Provider, registry metrics.KubeRegistry,
+// addAutoscaler builds the embedded autoscaler on the shared cache and reads (the provider's
+// fresh reads within the tenancy options, and forwarded external metrics), adds its readiness
+// and liveness checks to gs, and returns its Run.
+func addAutoscaler(o *Options, restCfg *rest.Config, reads metricSources, registry metrics.KubeRegistry,
 	cache *clusterInformers, gs *server.GenericAPIServer) (func(context.Context) error, error) {
-	scaler, err := newAutoscaler(o, restCfg, provider.PodAutoscalerReads(o.Tenancy), registry, cache.kube)
+	scaler, err := newAutoscaler(o, restCfg, reads, registry, cache.kube)
 	if err != nil {
 		return nil, err
 	}

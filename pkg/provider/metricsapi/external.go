@@ -76,3 +76,15 @@ func (p *Provider) externalMetric(ctx context.Context, r externalRead) (*externa
 	klog.FromContext(ctx).V(5).Info("External metric query", "metric", info.Metric, "query", q)
 	return &external_metrics.ExternalMetricValueList{Items: values}, nil
 }
+
+// ServesExternal reports whether the current snapshot serves the external metric; when it does
+// not, err is what GetExternalMetric answers for it: a 404, or a 503 while discovery is
+// incomplete (the metric may yet be podpilot's).
+func (p *Provider) ServesExternal(metric string) (served bool, err error) {
+	snap := p.snap.Load()
+	if _, ok := snap.external[metric]; ok {
+		return true, nil
+	}
+	what := fmt.Sprintf("external metric %s", metric)
+	return false, statusError(what, snap.unknown(provider.NewMetricNotFoundError(externalResource(), metric)))
+}

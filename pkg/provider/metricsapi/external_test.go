@@ -130,3 +130,24 @@ func TestFreshExternalReadsNeverReuseAnAnswer(t *testing.T) {
 		t.Errorf("queries = %d, want 2: one per fresh read, none for the API request", got)
 	}
 }
+
+// ServesExternal tells podpilot's metrics from others for the forwarder: a discovered metric is
+// served; another is a 404, or a 503 before discovery completes (it may yet be podpilot's).
+func TestServesExternal(t *testing.T) {
+	prom := &fakeProm{series: seedSeries()}
+	fresh, _ := testProvider(t, prom, "")
+	if served, err := fresh.ServesExternal("zdns_vanguard_qps"); served {
+		t.Fatal("served before the first discovery pass")
+	} else {
+		checkStatus(t, err, http.StatusServiceUnavailable)
+	}
+	p := servingProvider(t, prom, "")
+	if served, err := p.ServesExternal("zdns_vanguard_qps"); !served || err != nil {
+		t.Fatalf("a discovered metric: served=%v, %v", served, err)
+	}
+	served, err := p.ServesExternal("s0-prometheus")
+	if served {
+		t.Fatal("a metric no rule serves is served")
+	}
+	checkStatus(t, err, http.StatusNotFound, "s0-prometheus")
+}
