@@ -8,7 +8,10 @@
 # the linters (golangci-lint, logcheck); `build-tools.sh prometheus-adapter`
 # only prometheus-adapter, the bench's optional baseline (~20 min cold), and
 # prints its path; `build-tools.sh prometheus-adapter-current` the same
-# adapter's code on podpilot's library versions (see adapter_current). A cold build takes ~10 minutes on
+# adapter's code on podpilot's library versions (see adapter_current);
+# `build-tools.sh backends` the distributed stores of the backend tier
+# (VictoriaMetrics single-node and Thanos, see backends) and prints their
+# paths. A cold build takes ~10 minutes on
 # 2 cores; a warm one, a second.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -78,7 +81,21 @@ node() {
     "-X github.com/prometheus/common/version.Version=2.${promver}"
 }
 
+# backends builds the distributed stores `make test-backends` runs podpilot
+# against: VictoriaMetrics' single-node server and Thanos (sidecar and
+# querier are one binary), and prints their paths. Not part of the default
+# build: cold, it takes minutes more than the rest (docs/backends.md).
+backends() {
+  build "$VICTORIAMETRICS" "$PODPILOT_ROOT/hack/tools/victoriametrics" github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics \
+    "-X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=victoria-metrics-$VICTORIAMETRICS_VERSION"
+  build "$THANOS" "$PODPILOT_ROOT/hack/tools/thanos" github.com/thanos-io/thanos/cmd/thanos \
+    "-X github.com/prometheus/common/version.Version=${THANOS_VERSION#v}"
+  echo "$VICTORIAMETRICS"
+  echo "$THANOS"
+}
+
 main() {
+  if [[ ${1:-} == backends ]]; then backends; return; fi
   if [[ ${1:-} == lint ]]; then lint; return; fi
   if [[ ${1:-} == node ]]; then node; return; fi
   if [[ ${1:-} == prometheus-adapter ]]; then
