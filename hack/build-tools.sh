@@ -16,14 +16,14 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# build OUT DIR PKG [LDFLAGS] builds PKG in module DIR into OUT, atomically.
+# build OUT DIR PKG [LDFLAGS [TAGS]] builds PKG in module DIR into OUT, atomically.
 build() {
-  local out=$1 dir=$2 pkg=$3 ldflags=${4:-}
+  local out=$1 dir=$2 pkg=$3 ldflags=${4:-} tags=${5:-}
   if [[ -x $out ]]; then log "cached: $out"; return; fi
   mkdir -p "$(dirname "$out")"
   log "building $pkg (cold builds take minutes)"
   local start=$SECONDS
-  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp.$$" "$pkg")
+  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$out.tmp.$$" "$pkg")
   mv "$out.tmp.$$" "$out"
   log "built $out in $((SECONDS - start))s"
 }
@@ -88,8 +88,12 @@ node() {
 backends() {
   build "$VICTORIAMETRICS" "$PODPILOT_ROOT/hack/tools/victoriametrics" github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics \
     "-X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=victoria-metrics-$VICTORIAMETRICS_VERSION"
+  # slicelabels, as Thanos' own release build (.promu.yml): its store API
+  # casts Prometheus' labels.Labels as a slice; without the tag (Prometheus'
+  # default is stringlabels) the sidecar panics on its first gRPC answer
+  # ("makeslice: len out of range" in extgrpc's codec).
   build "$THANOS" "$PODPILOT_ROOT/hack/tools/thanos" github.com/thanos-io/thanos/cmd/thanos \
-    "-X github.com/prometheus/common/version.Version=${THANOS_VERSION#v}"
+    "-X github.com/prometheus/common/version.Version=${THANOS_VERSION#v}" slicelabels
   echo "$VICTORIAMETRICS"
   echo "$THANOS"
 }

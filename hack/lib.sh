@@ -42,7 +42,8 @@ PROMETHEUS_NODE=$TOOLS_CACHE/prometheus-$PROMETHEUS_NODE_VERSION-$GO_MINOR/prome
 # The distributed-store backends the backend tier runs podpilot against
 # (PODPILOT_BACKEND, `hack/build-tools.sh backends`).
 VICTORIAMETRICS=$TOOLS_CACHE/victoriametrics-$VICTORIAMETRICS_VERSION-$GO_MINOR/victoria-metrics
-THANOS=$TOOLS_CACHE/thanos-$THANOS_VERSION-$GO_MINOR/thanos
+# Built with -tags slicelabels (see build-tools.sh's backends).
+THANOS=$TOOLS_CACHE/thanos-$THANOS_VERSION-slicelabels-$GO_MINOR/thanos
 ETCD=$TOOLS_CACHE/etcd-$ETCD_VERSION-$GO_MINOR/etcd
 KWOK=$TOOLS_CACHE/kwok-$KWOK_VERSION-$GO_MINOR/kwok
 GOLANGCI_LINT=$TOOLS_CACHE/golangci-lint-$GOLANGCI_VERSION-$GO_MINOR/golangci-lint
