@@ -11,6 +11,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -197,8 +198,9 @@ func TestBackendLongQueryIsSplit(t *testing.T) {
 
 // TestBackendStoreDownHoldsReplicas: the store behind the backend stops (the Thanos sidecar,
 // with its querier still answering; VictoriaMetrics; Prometheus) while the load would ask for
-// 1 replica: the metrics API answers 5xx and the PodAutoscaler holds its 3 replicas; once the
-// store is back it scales down.
+// 1 replica: the metrics API answers 503 naming the unavailable backend and the PodAutoscaler
+// holds its 3 replicas; once the store is back it scales down. Against Thanos it also reports
+// what the querier answers a client that does not send partial_response=false.
 func TestBackendStoreDownHoldsReplicas(t *testing.T) {
 	ctx := t.Context()
 	p := takeOver(ctx, t, 1, shareMaxAgeArg)[0]
@@ -225,13 +227,19 @@ func TestBackendStoreDownHoldsReplicas(t *testing.T) {
 	load.Set(10) // were it read, 1 replica
 	outlastSharedAnswers()
 	var a directAnswer
-	framework.WaitFor(ctx, t, time.Minute, "the pods metric failing with the store down", func(ctx context.Context) (bool, string, error) {
+	framework.WaitFor(ctx, t, time.Minute, "the pods metric 503 naming the unavailable backend", func(ctx context.Context) (bool, string, error) {
 		a, err = directGet(ctx, p, podsMetricPath(ns, "zdns_vanguard_qps"))
-		return err == nil && a.code >= 500, fmt.Sprintf("%d %.300s", a.code, a.body), err
+		return err == nil && a.code == http.StatusServiceUnavailable && strings.Contains(a.body, "prometheus unavailable"),
+			fmt.Sprintf("%d %.300s", a.code, a.body), err
 	})
 	waitPodAutoscalerCondition(ctx, t, ns, "target", "ScalingActive", metav1.ConditionFalse)
 	cluster.HoldReplicas(ctx, t, 4*sharedSyncPeriod, "Deployment", ns, "target", 3)
 	warned, failed := partialCounters(ctx, t, p)
+	if cluster.Backend == "thanos" {
+		// What podpilot is spared by sending partial_response=false: the querier's own default.
+		code, body := backendGet(ctx, t, "/api/v1/query?query="+url.QueryEscape(`zdns_vanguard_qps{namespace="`+ns+`"}`))
+		reportBackend(t, "store-down/partial-response-default", "the querier asked without partial_response: %d %.300s", code, body)
+	}
 
 	if err := restart(ctx); err != nil {
 		t.Fatalf("restart %s: %v", store, err)
@@ -240,7 +248,30 @@ func TestBackendStoreDownHoldsReplicas(t *testing.T) {
 	back := time.Now()
 	cluster.WaitReplicas(ctx, t, 2*time.Minute, "Deployment", ns, "target", 1)
 	assertNoPanic(t, p)
+	msg := a.body
+	if i := strings.Index(msg, "prometheus unavailable"); i >= 0 {
+		msg = msg[i:]
+	}
 	reportBackend(t, "store-down", "%s stopped: pods metric → %d %.300s; held 3 replicas with ScalingActive=False over 4 sync periods "+
 		"(%g answers with warnings, %g calls failed as partial); scaled to 1 %s after it restarted",
-		store, a.code, a.body, warned, failed, time.Since(back).Round(time.Second))
+		store, a.code, msg, warned, failed, time.Since(back).Round(time.Second))
+}
+
+// backendGet GETs path from the backend itself, with no podpilot in between.
+func backendGet(ctx context.Context, t *testing.T, path string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cluster.BackendURL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return resp.StatusCode, string(b)
 }
