@@ -128,6 +128,7 @@ verify: ## Check formatting, vet, generated code, go.mod, import rules and lint 
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
 	go vet -tags faults ./test/e2e/ ./pkg/autoscaler/controller/
+	go vet -tags backends ./test/e2e/
 	hack/verify-codegen.sh
 	hack/verify-gomod.sh
 	hack/verify-imports.sh
