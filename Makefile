@@ -47,6 +47,11 @@ node-tools: tools ## Build kube-scheduler, kubelet, kube-proxy and metrics-serve
 	hack/build-tools.sh node
 	hack/install-node.sh
 
+.PHONY: backend-tools
+backend-tools: tools ## Build VictoriaMetrics and Thanos (cached, hack/tools) and install Debian's victoria-metrics (the floor), for make test-backends.
+	hack/build-tools.sh backends
+	hack/install-victoriametrics.sh
+
 .PHONY: image
 image: build ## Build podpilot's image offline (no Docker): _output/images/podpilot.tar, tagged localhost/podpilot/podpilot:$(IMAGE_TAG).
 	IMAGE_TAG=$(IMAGE_TAG) VERSION=$(VERSION) hack/build-image.sh podpilot
@@ -69,6 +74,10 @@ test-e2e: tools build ## Run the e2e tests; they start and stop their own local 
 .PHONY: test-node
 test-node: node-tools images ## Run the real-node tier (test/node): podpilot installed by its chart as pods on a kubelet node, Day 2 faults.
 	go test -count=1 -timeout $(NODE_TIMEOUT) -v $(NODE_FLAGS) ./test/node/
+
+.PHONY: test-backends
+test-backends: backend-tools build ## Run the backend tier: the e2e cases that matter against Prometheus, VictoriaMetrics (release and Debian's), and Thanos (docs/backends.md).
+	hack/test-backends.sh
 
 .PHONY: test-faults
 test-faults: tools build ## Run the fault suite, long faults included (-tags faults), on a local control plane, and the controller's timed faults.
@@ -120,6 +129,7 @@ verify: ## Check formatting, vet, generated code, go.mod, import rules and lint 
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
 	go vet -tags faults ./test/e2e/ ./pkg/autoscaler/controller/
+	go vet -tags backends ./test/e2e/
 	hack/verify-codegen.sh
 	hack/verify-gomod.sh
 	hack/verify-imports.sh

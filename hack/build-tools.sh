@@ -10,19 +10,21 @@
 # prints its path; `build-tools.sh prometheus-adapter-current` the same
 # adapter's code on podpilot's library versions (see adapter_current); `build-tools.sh test-adapter`
 # only the custom-metrics-apiserver's test adapter (hack/tools/test-adapter), the external-metrics
-# adapter the e2e test of --external-metrics-forward runs beside podpilot, and prints its path. A cold build takes ~10 minutes on
+# adapter the e2e test of --external-metrics-forward runs beside podpilot, and prints its path;
+# `build-tools.sh backends` the distributed stores of the backend tier (VictoriaMetrics
+# single-node and Thanos, see backends) and prints their paths. A cold build takes ~10 minutes on
 # 2 cores; a warm one, a second.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# build OUT DIR PKG [LDFLAGS] builds PKG in module DIR into OUT, atomically.
+# build OUT DIR PKG [LDFLAGS [TAGS]] builds PKG in module DIR into OUT, atomically.
 build() {
-  local out=$1 dir=$2 pkg=$3 ldflags=${4:-}
+  local out=$1 dir=$2 pkg=$3 ldflags=${4:-} tags=${5:-}
   if [[ -x $out ]]; then log "cached: $out"; return; fi
   mkdir -p "$(dirname "$out")"
   log "building $pkg (cold builds take minutes)"
   local start=$SECONDS
-  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp.$$" "$pkg")
+  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$out.tmp.$$" "$pkg")
   mv "$out.tmp.$$" "$out"
   log "built $out in $((SECONDS - start))s"
 }
@@ -80,7 +82,25 @@ node() {
     "-X github.com/prometheus/common/version.Version=2.${promver}"
 }
 
+# backends builds the distributed stores `make test-backends` runs podpilot
+# against: VictoriaMetrics' single-node server and Thanos (sidecar and
+# querier are one binary), and prints their paths. Not part of the default
+# build: cold, it takes minutes more than the rest (docs/backends.md).
+backends() {
+  build "$VICTORIAMETRICS" "$PODPILOT_ROOT/hack/tools/victoriametrics" github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics \
+    "-X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=victoria-metrics-$VICTORIAMETRICS_VERSION"
+  # slicelabels, as Thanos' own release build (.promu.yml): its store API
+  # casts Prometheus' labels.Labels as a slice; without the tag (Prometheus'
+  # default is stringlabels) the sidecar panics on its first gRPC answer
+  # ("makeslice: len out of range" in extgrpc's codec).
+  build "$THANOS" "$PODPILOT_ROOT/hack/tools/thanos" github.com/thanos-io/thanos/cmd/thanos \
+    "-X github.com/prometheus/common/version.Version=${THANOS_VERSION#v}" slicelabels
+  echo "$VICTORIAMETRICS"
+  echo "$THANOS"
+}
+
 main() {
+  if [[ ${1:-} == backends ]]; then backends; return; fi
   if [[ ${1:-} == lint ]]; then lint; return; fi
   if [[ ${1:-} == node ]]; then node; return; fi
   if [[ ${1:-} == prometheus-adapter ]]; then

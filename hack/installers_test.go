@@ -49,6 +49,10 @@ for a in "$@"; do
     printf '#!/usr/bin/env bash\necho "prometheus, version 2.42.0+ds"\n' >"$STUB_BIN/prometheus"
     chmod +x "$STUB_BIN/prometheus"
   fi
+  if [[ $name == victoria-metrics ]]; then
+    printf '#!/usr/bin/env bash\necho\n' >"$STUB_BIN/victoria-metrics"
+    chmod +x "$STUB_BIN/victoria-metrics"
+  fi
 done
 `
 
@@ -273,6 +277,34 @@ func TestInstallPrometheusShowsAptsOwnErrorWhenAptFails(t *testing.T) {
 	m.aptFails("prometheus")
 	r := m.run("install-prometheus.sh")
 	if r.code == 0 || !strings.Contains(lastLine(r.stderr), "apt-get install 'prometheus' failed (exit 100): E: Version 'prometheus' for 'prometheus' was not found") {
+		t.Fatalf("exit %d; want non-zero with apt's error in the last line:\n%s", r.code, r.stderr)
+	}
+}
+
+func TestInstallVictoriaMetricsOnAFreshMachine(t *testing.T) {
+	m := newMachine(t)
+	r := m.run("install-victoriametrics.sh")
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", r.code, r.stderr)
+	}
+	if got, want := strings.Join(m.aptCalls(), "\n"), "update -qq\ninstall -y -qq --no-install-recommends victoria-metrics"; got != want {
+		t.Errorf("apt-get calls:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.Contains(r.stderr, "installed: victoria-metrics 2.42.0+ds-5-1") {
+		t.Errorf("stderr does not name the installed version:\n%s", r.stderr)
+	}
+	// A second run finds it and asks apt nothing.
+	before := len(m.aptCalls())
+	if r := m.run("install-victoriametrics.sh"); r.code != 0 || len(m.aptCalls()) != before {
+		t.Errorf("second run: exit %d, apt calls %d → %d; want 0 and none:\n%s", r.code, before, len(m.aptCalls()), r.stderr)
+	}
+}
+
+func TestInstallVictoriaMetricsShowsAptsOwnErrorWhenAptFails(t *testing.T) {
+	m := newMachine(t)
+	m.aptFails("victoria-metrics")
+	r := m.run("install-victoriametrics.sh")
+	if r.code == 0 || !strings.Contains(lastLine(r.stderr), "apt-get install 'victoria-metrics' failed (exit 100): E: Version 'victoria-metrics' for 'victoria-metrics' was not found") {
 		t.Fatalf("exit %d; want non-zero with apt's error in the last line:\n%s", r.code, r.stderr)
 	}
 }

@@ -19,6 +19,8 @@ ADAPTER_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/prometheus-adapter/go.mod" s
 METRICS_SERVER_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/metrics-server/go.mod" sigs.k8s.io/metrics-server)
 TEST_ADAPTER_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/test-adapter/go.mod" sigs.k8s.io/custom-metrics-apiserver)
 PROMETHEUS_NODE_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/prometheus/go.mod" github.com/prometheus/prometheus)
+VICTORIAMETRICS_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/victoriametrics/go.mod" github.com/VictoriaMetrics/VictoriaMetrics)
+THANOS_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/thanos/go.mod" github.com/thanos-io/thanos)
 GO_MINOR=$(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/go\1/')
 
 # Binaries live outside the clone, keyed by tool version and Go minor version,
@@ -41,6 +43,11 @@ TEST_ADAPTER=$TOOLS_CACHE/test-adapter-$TEST_ADAPTER_VERSION-$GO_MINOR/test-adap
 # Debian's prometheus lacks kubernetes_sd_configs: the real node's is built
 # from the same release's module (hack/tools/prometheus).
 PROMETHEUS_NODE=$TOOLS_CACHE/prometheus-$PROMETHEUS_NODE_VERSION-$GO_MINOR/prometheus
+# The distributed-store backends the backend tier runs podpilot against
+# (PODPILOT_BACKEND, `hack/build-tools.sh backends`).
+VICTORIAMETRICS=$TOOLS_CACHE/victoriametrics-$VICTORIAMETRICS_VERSION-$GO_MINOR/victoria-metrics
+# Built with -tags slicelabels (see build-tools.sh's backends).
+THANOS=$TOOLS_CACHE/thanos-$THANOS_VERSION-slicelabels-$GO_MINOR/thanos
 ETCD=$TOOLS_CACHE/etcd-$ETCD_VERSION-$GO_MINOR/etcd
 KWOK=$TOOLS_CACHE/kwok-$KWOK_VERSION-$GO_MINOR/kwok
 GOLANGCI_LINT=$TOOLS_CACHE/golangci-lint-$GOLANGCI_VERSION-$GO_MINOR/golangci-lint

@@ -21,6 +21,16 @@
 # Environment:
 #   PODPILOT_STATE_DIR           state directory (created; must not hold a running cluster)
 #   PODPILOT_NODE                kwok (default) or real
+#   PODPILOT_BACKEND             what podpilot queries (BACKEND_URL in the env file),
+#                                all on loopback beside the local Prometheus:
+#     prometheus (default): the local Prometheus itself.
+#     victoriametrics: VictoriaMetrics' single-node server scraping the same
+#       targets with Prometheus' scrape config, at its default query flags
+#       (VICTORIAMETRICS: its binary, default the one `hack/build-tools.sh
+#       backends` built; /usr/bin/victoria-metrics is Debian's, the floor).
+#     thanos: a Thanos sidecar over the local Prometheus (which gets the
+#       external label replica="0") and a Thanos querier over the sidecar's
+#       store API (`hack/build-tools.sh backends`).
 #   HPA_SYNC_PERIOD              kube-controller-manager HPA sync period (default 5s)
 #   HPA_DOWNSCALE_STABILIZATION  its downscale stabilization window (default 30s)
 #   PROMETHEUS_SCRAPE_INTERVAL   Prometheus scrape interval (default 1s)
@@ -40,6 +50,8 @@ KCM_KUBE_API_QPS=${KCM_KUBE_API_QPS:-20}
 KCM_KUBE_API_BURST=${KCM_KUBE_API_BURST:-30}
 KWOK_NODE=kwok-node-0
 PODPILOT_NODE=${PODPILOT_NODE:-kwok}
+PODPILOT_BACKEND=${PODPILOT_BACKEND:-prometheus}
+VICTORIAMETRICS=${VICTORIAMETRICS_BIN:-$VICTORIAMETRICS}
 # Where the control plane and Prometheus listen: loopback with kwok, the
 # node's address (set by node_names) with a real node.
 HOST=127.0.0.1
@@ -222,6 +234,7 @@ start_prometheus() {
 global:
   scrape_interval: $PROMETHEUS_SCRAPE_INTERVAL
   evaluation_interval: $PROMETHEUS_SCRAPE_INTERVAL
+$(external_labels)
 scrape_configs:
 - job_name: podpilot-test
   honor_labels: true
@@ -239,6 +252,44 @@ EOF
   wait_for prometheus curl -sf "http://$HOST:$PROMETHEUS_PORT/-/ready"
 }
 
+# external_labels prints Prometheus' external labels: a Thanos sidecar
+# refuses a Prometheus without any; the querier deduplicates by replica.
+external_labels() {
+  if [[ $PODPILOT_BACKEND == thanos ]]; then printf '  external_labels:\n    replica: "0"'; fi
+}
+
+# start_backend starts what PODPILOT_BACKEND names beside the local
+# Prometheus (after it is ready) and sets BACKEND_URL, the URL podpilot's
+# --prometheus-url takes.
+start_backend() {
+  case $PODPILOT_BACKEND in
+    prometheus) BACKEND_URL=http://$HOST:$PROMETHEUS_PORT ;;
+    victoriametrics)
+      # VictoriaMetrics reads Prometheus' scrape config, but rejects the
+      # fields it does not know (evaluation_interval, file_sd's
+      # refresh_interval) unless told, and reads file_sd every minute unless
+      # told: those two flags are scrape-side, every query flag is its default.
+      start victoriametrics "$VICTORIAMETRICS" -promscrape.config "$STATE/prometheus/prometheus.yml" \
+        -promscrape.config.strictParse=false -promscrape.fileSDCheckInterval 1s \
+        -storageDataPath "$STATE/victoriametrics" -httpListenAddr "$HOST:$BACKEND_PORT" -loggerLevel WARN
+      BACKEND_URL=http://$HOST:$BACKEND_PORT
+      wait_for victoriametrics curl -sf "$BACKEND_URL/health"
+      ;;
+    thanos)
+      start thanos-sidecar "$THANOS" sidecar --prometheus.url "http://$HOST:$PROMETHEUS_PORT" \
+        --tsdb.path "$STATE/prometheus/data" --grpc-address "$HOST:$SIDECAR_GRPC_PORT" \
+        --http-address "$HOST:$SIDECAR_HTTP_PORT" --log.level warn
+      wait_for thanos-sidecar curl -sf "http://$HOST:$SIDECAR_HTTP_PORT/-/ready"
+      mkdir -p "$STATE/thanos"
+      start thanos-query "$THANOS" query --http-address "$HOST:$BACKEND_PORT" \
+        --grpc-address "$HOST:$QUERY_GRPC_PORT" --endpoint "$HOST:$SIDECAR_GRPC_PORT" \
+        --query.replica-label replica --query.active-query-path "$STATE/thanos" --log.level warn
+      BACKEND_URL=http://$HOST:$BACKEND_PORT
+      wait_for thanos-query curl -sf "$BACKEND_URL/-/ready"
+      ;;
+  esac
+}
+
 write_env() {
   cat >"$STATE/env" <<EOF
 # Source this file to use the local cluster started by hack/local-up.sh.
@@ -248,6 +299,8 @@ export PODPILOT_STATE_DIR=$STATE
 export APISERVER_URL=$APISERVER_URL
 export PROMETHEUS_URL=http://$HOST:$PROMETHEUS_PORT
 export PROMETHEUS_TARGETS_DIR=$STATE/prometheus/targets
+export PODPILOT_BACKEND=$PODPILOT_BACKEND
+export BACKEND_URL=$BACKEND_URL
 export KCM_PORT=$KCM_PORT
 export PODPILOT_NODE=$PODPILOT_NODE
 EOF
@@ -277,6 +330,12 @@ main() {
     real) node_check ;;
     *) die "PODPILOT_NODE=$PODPILOT_NODE: want kwok or real" ;;
   esac
+  case $PODPILOT_BACKEND in
+    prometheus) ;;
+    victoriametrics) [[ -x $VICTORIAMETRICS ]] || die "$VICTORIAMETRICS is missing: run 'hack/build-tools.sh backends'" ;;
+    thanos) [[ -x $THANOS ]] || die "$THANOS is missing: run 'hack/build-tools.sh backends'" ;;
+    *) die "PODPILOT_BACKEND=$PODPILOT_BACKEND: want prometheus, victoriametrics or thanos" ;;
+  esac
   if [[ -d $STATE/pids ]] && compgen -G "$STATE/pids/*.pid" >/dev/null; then
     die "$STATE already holds a cluster: run hack/local-down.sh first"
   fi
@@ -286,6 +345,7 @@ main() {
   local begin=$SECONDS
   ETCD_PORT=$(free_port); ETCD_PEER_PORT=$(free_port); APISERVER_PORT=$(free_port)
   KCM_PORT=$(free_port); KWOK_PORT=$(free_port); PROMETHEUS_PORT=$(free_port)
+  BACKEND_PORT=$(free_port); SIDECAR_GRPC_PORT=$(free_port); SIDECAR_HTTP_PORT=$(free_port); QUERY_GRPC_PORT=$(free_port)
   if [[ $PODPILOT_NODE == real ]]; then
     node_names
     HOST=$NODE_IP
@@ -315,6 +375,7 @@ main() {
   start_controller_manager
   if [[ $PODPILOT_NODE == real ]]; then node_start; else start_kwok; fi
   wait "$prom"
+  start_backend
   write_env
   trap - ERR
   log "local cluster ready in $((SECONDS - begin))s"

@@ -234,6 +234,18 @@ func TestErrorsAreClassified(t *testing.T) {
 		want:      ErrBadQuery,
 		wantCause: "many-to-many matching not allowed",
 	}, {
+		// Thanos Querier's answers with partial_response=false while its only store (a sidecar) is
+		// down, as TestBackendStoreDownHoldsReplicas saw them: the store's return mends them.
+		name:      "a Thanos store that cannot be reached is unavailable, not a bad query",
+		respond:   respondWith(422, `{"status":"error","errorType":"execution","error":"expanding series: proxy Series(): fetch series for {replica=\"0\"} Addr: 127.0.0.1:31680 MinTime: -62167219200000 MaxTime: 9223372036854775807: rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: dial tcp 127.0.0.1:31680: connect: connection refused\""}`),
+		want:      ErrUnavailable,
+		wantCause: "code = Unavailable",
+	}, {
+		name:      "a Thanos Querier without any store is unavailable, not a bad query",
+		respond:   respondWith(422, `{"status":"error","errorType":"execution","error":"expanding series: proxy Series(): No StoreAPIs available"}`),
+		want:      ErrUnavailable,
+		wantCause: "No StoreAPIs available",
+	}, {
 		name:      "HTTP 404 is neither unavailable nor a bad query",
 		respond:   respondWith(404, "404 page not found"),
 		wantCause: "404 not found",

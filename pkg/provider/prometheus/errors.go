@@ -7,14 +7,16 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"unicode/utf8"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 )
 
 // ErrUnavailable means Prometheus could not answer: the connection or DNS
-// lookup failed, the call timed out, or Prometheus (or a proxy in front of it)
-// answered with HTTP 5xx or 429. Servers map it to HTTP 503.
+// lookup failed, the call timed out, Prometheus (or a proxy in front of it)
+// answered with HTTP 5xx or 429, or a Thanos Querier could not reach a store
+// (storeUnreachable). Servers map it to HTTP 503.
 var ErrUnavailable = errors.New("prometheus unavailable")
 
 // ErrPartialAnswer means Prometheus answered with warnings, which mark an answer that may lack
@@ -24,7 +26,8 @@ var ErrUnavailable = errors.New("prometheus unavailable")
 var ErrPartialAnswer = errors.New("prometheus answer may be partial")
 
 // ErrBadQuery means Prometheus rejected the query itself (HTTP 400 bad_data or
-// 422 execution), or answered it with a result of an unusable type.
+// 422 execution, but for a Thanos store that could not be reached, which is
+// ErrUnavailable), or answered it with a result of an unusable type.
 // Retrying the same query will not help.
 var ErrBadQuery = errors.New("prometheus rejected query")
 
@@ -85,6 +88,9 @@ func outcomeOf(err error) string {
 		}
 		return outcomeError
 	case errors.As(err, &apiErr):
+		if apiErr.Type == v1.ErrExec && storeUnreachable(apiErr.Msg) {
+			return outcomeUnavailable
+		}
 		return apiOutcome(apiErr.Type)
 	case errors.As(err, &urlErr), errors.As(err, &netErr):
 		// No response at all: refused, reset, DNS, TLS handshake, timeouts.
@@ -104,6 +110,26 @@ func apiOutcome(t v1.ErrorType) string {
 		return outcomeCanceled
 	}
 	return outcomeError
+}
+
+// storeUnreachableMarks are what a Thanos Querier's execution error (HTTP 422) says when a store
+// behind it could not be reached and partial responses are off (podpilot sends
+// partial_response=false): gRPC's status Unavailable or DeadlineExceeded from a store, or no
+// store left to ask. The query is fine; the answer comes back with the store, so such an error
+// is the backend being unavailable, not a rejected query.
+var storeUnreachableMarks = []string{
+	"rpc error: code = Unavailable", "rpc error: code = DeadlineExceeded",
+	"No StoreAPIs available", "No StoreAPIs matched",
+}
+
+// storeUnreachable reports whether an execution error's message says a store could not answer.
+func storeUnreachable(msg string) bool {
+	for _, m := range storeUnreachableMarks {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // truncate shortens s to maxSubjectLen bytes, on a rune boundary.

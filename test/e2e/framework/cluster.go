@@ -27,6 +27,10 @@ type Cluster struct {
 	Kubeconfig string
 	// PrometheusURL is Prometheus' base URL.
 	PrometheusURL string
+	// Backend is what podpilot queries (hack/local-up.sh's PODPILOT_BACKEND:
+	// prometheus, victoriametrics or thanos) and BackendURL its base URL, the
+	// --prometheus-url RunPodpilot passes: PrometheusURL for prometheus.
+	Backend, BackendURL string
 	// TargetsDir is where exporters register themselves for Prometheus to scrape.
 	TargetsDir string
 	// KwokNode is the fake node pods must set as spec.nodeName.
@@ -89,6 +93,10 @@ func up(ctx context.Context, stateDir, envFile, node string) (*Cluster, error) {
 	}
 	c.StateDir, c.Kubeconfig, c.PrometheusURL = env["PODPILOT_STATE_DIR"], env["KUBECONFIG"], env["PROMETHEUS_URL"]
 	c.TargetsDir, c.KwokNode, c.KCMPort = env["PROMETHEUS_TARGETS_DIR"], env["KWOK_NODE"], env["KCM_PORT"]
+	c.Backend, c.BackendURL = env["PODPILOT_BACKEND"], env["BACKEND_URL"]
+	if c.Backend == "" { // an env file written before PODPILOT_BACKEND
+		c.Backend, c.BackendURL = "prometheus", c.PrometheusURL
+	}
 	c.Node = RealNode{
 		Name: env["NODE_NAME"], IP: env["NODE_IP"], PodCIDR: env["POD_CIDR"], Containerd: env["CONTAINERD_ADDRESS"],
 		GuardChain: env["GUARD_CHAIN"], PrometheusServiceURL: env["PROMETHEUS_CLUSTER_URL"],

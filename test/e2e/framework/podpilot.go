@@ -73,7 +73,7 @@ func (c *Cluster) RunPodpilot(binary string, args ...string) (*Podpilot, error) 
 		"--secure-port=" + strconv.Itoa(port), "--bind-address=127.0.0.1",
 		"--lister-kubeconfig=" + c.Kubeconfig,
 		"--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig,
-		"--prometheus-url=" + c.PrometheusURL,
+		"--prometheus-url=" + c.BackendURL,
 	}
 	p.cmd = exec.Command(binary, append(base, args...)...)
 	if err := startLogged(p.cmd, p.LogPath, p.pidFile, p.done); err != nil {

@@ -96,11 +96,12 @@ type loggedQuery struct {
 // maxLoggedQueries bounds the proxy's query log.
 const maxLoggedQueries = 1 << 20
 
-// StartPrometheusProxy starts a proxy on 127.0.0.1 relaying to the
-// cluster's Prometheus without faults, closed when the test ends.
+// StartPrometheusProxy starts a proxy on 127.0.0.1 relaying to what the
+// cluster's podpilot queries (BackendURL: its Prometheus unless
+// PODPILOT_BACKEND says otherwise) without faults, closed when the test ends.
 func (c *Cluster) StartPrometheusProxy(t testing.TB) *PrometheusProxy {
 	t.Helper()
-	p, err := NewPrometheusProxy(c.PrometheusURL, "127.0.0.1")
+	p, err := NewPrometheusProxy(c.BackendURL, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,6 +177,20 @@ func (p *PrometheusProxy) QueryTimes(substr string) []time.Time {
 	for _, q := range p.log {
 		if strings.Contains(q.query, substr) {
 			out = append(out, q.at)
+		}
+	}
+	return out
+}
+
+// QueryLengths returns the length in bytes of each instant query whose text
+// contains substr, oldest first.
+func (p *PrometheusProxy) QueryLengths(substr string) []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []int
+	for _, q := range p.log {
+		if strings.Contains(q.query, substr) {
+			out = append(out, len(q.query))
 		}
 	}
 	return out
