@@ -32,17 +32,18 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/autoscalertest"
 	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
 	podpilotfake "github.com/podpilot/podpilot/pkg/generated/clientset/versioned/fake"
 	"github.com/podpilot/podpilot/pkg/generated/informers/externalversions"
 	"github.com/podpilot/podpilot/pkg/podcache"
 )
 
-const ns = "dns"
+const ns = autoscalertest.Namespace
 
 var (
-	now       = time.Date(2025, 6, 16, 21, 0, 0, 0, time.UTC)
-	paKey     = cache.ObjectName{Namespace: ns, Name: "hpa-vg1-vanguard"}
+	now       = autoscalertest.Now
+	paKey     = cache.ObjectName{Namespace: ns, Name: autoscalertest.Name}
 	podLabels = map[string]string{"app": "vg1-vanguard"}
 )
 
@@ -176,22 +177,8 @@ func seedStatefulSet(replicas int32) *appsv1.StatefulSet {
 	}
 }
 
-// seedAutoscaler is the seed 000 example: deployment vg1-vanguard, 1 to 5 replicas, qps
-// averageValue 2000; mutate adapts it per case.
-func seedAutoscaler(mutate ...func(*podpilotv1alpha1.PodAutoscaler)) *podpilotv1alpha1.PodAutoscaler {
-	pa := &podpilotv1alpha1.PodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Name: paKey.Name, Namespace: ns, Generation: 1},
-		Spec: podpilotv1alpha1.PodAutoscalerSpec{
-			ScaleTargetKind: podpilotv1alpha1.ScaleTargetDeployment, ScaleTargetName: "vg1-vanguard",
-			MinReplicas: ptr.To[int32](1), MaxReplicas: 5,
-			CustomMetrics: []podpilotv1alpha1.CustomMetricSpec{{MetricName: "zdns_vanguard_qps", AverageValue: resource.MustParse("2000")}},
-		},
-	}
-	for _, m := range mutate {
-		m(pa)
-	}
-	return pa
-}
+// seedAutoscaler is the seed 000 example; mutate adapts it per case.
+var seedAutoscaler = autoscalertest.Seed
 
 // checkpointed gives the seed autoscaler the status podpilot wrote at an earlier round, with the
 // target at replicas: its first checkpoint (see checkpointBefore) is behind it.

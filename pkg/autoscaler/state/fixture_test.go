@@ -1,36 +1,17 @@
 package state
 
 import (
-	"time"
-
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 
-	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/autoscalertest"
 )
 
-const ns = "dns"
+const ns = autoscalertest.Namespace
 
 var (
-	now   = time.Date(2025, 6, 16, 21, 0, 0, 0, time.UTC)
-	paKey = cache.ObjectName{Namespace: ns, Name: "hpa-vg1-vanguard"}
+	now   = autoscalertest.Now
+	paKey = cache.ObjectName{Namespace: ns, Name: autoscalertest.Name}
 )
 
-// seedAutoscaler is the seed 000 example (as the controller's tests have it): deployment
-// vg1-vanguard, 1 to 5 replicas, qps averageValue 2000; mutate adapts it per case.
-func seedAutoscaler(mutate ...func(*podpilotv1alpha1.PodAutoscaler)) *podpilotv1alpha1.PodAutoscaler {
-	pa := &podpilotv1alpha1.PodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Name: paKey.Name, Namespace: ns, Generation: 1},
-		Spec: podpilotv1alpha1.PodAutoscalerSpec{
-			ScaleTargetKind: podpilotv1alpha1.ScaleTargetDeployment, ScaleTargetName: "vg1-vanguard",
-			MinReplicas: ptr.To[int32](1), MaxReplicas: 5,
-			CustomMetrics: []podpilotv1alpha1.CustomMetricSpec{{MetricName: "zdns_vanguard_qps", AverageValue: resource.MustParse("2000")}},
-		},
-	}
-	for _, m := range mutate {
-		m(pa)
-	}
-	return pa
-}
+// seedAutoscaler is the seed 000 example; mutate adapts it per case.
+var seedAutoscaler = autoscalertest.Seed

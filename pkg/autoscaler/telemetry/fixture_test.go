@@ -1,34 +1,18 @@
 package telemetry
 
 import (
-	"time"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/autoscalertest"
 )
 
-var now = time.Date(2025, 6, 16, 21, 0, 0, 0, time.UTC)
+var now = autoscalertest.Now
 
-// seedAutoscaler is the seed 000 example (as the controller's tests have it): deployment
-// vg1-vanguard, 1 to 5 replicas, qps averageValue 2000; mutate adapts it per case.
-func seedAutoscaler(mutate ...func(*podpilotv1alpha1.PodAutoscaler)) *podpilotv1alpha1.PodAutoscaler {
-	pa := &podpilotv1alpha1.PodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Name: "hpa-vg1-vanguard", Namespace: "dns", Generation: 1},
-		Spec: podpilotv1alpha1.PodAutoscalerSpec{
-			ScaleTargetKind: podpilotv1alpha1.ScaleTargetDeployment, ScaleTargetName: "vg1-vanguard",
-			MinReplicas: ptr.To[int32](1), MaxReplicas: 5,
-			CustomMetrics: []podpilotv1alpha1.CustomMetricSpec{{MetricName: "zdns_vanguard_qps", AverageValue: resource.MustParse("2000")}},
-		},
-	}
-	for _, m := range mutate {
-		m(pa)
-	}
-	return pa
-}
+// seedAutoscaler is the seed 000 example; mutate adapts it per case.
+var seedAutoscaler = autoscalertest.Seed
 
 // everyKind adds an Object, an External and a ContainerResource metric to the seed autoscaler.
 func everyKind(pa *podpilotv1alpha1.PodAutoscaler) {
