@@ -187,21 +187,28 @@ func writeForecastRows(ss []Summary, row func(string, func(Summary) string)) {
 		}
 	}
 	row("forecast: model, lead time", fc(func(f *ForecastSummary) string { return fmt.Sprintf("%s, %s", f.Method, f.LeadTime) }))
+	row("forecast: steps answered, by model", fc(func(f *ForecastSummary) string { return counts(f.Answered) }))
 	row("forecast WAPE at the lead time", fc(func(f *ForecastSummary) string { return percent(f.WAPE) }))
+	row("persistence WAPE, same steps (ratio)", fc(func(f *ForecastSummary) string {
+		return fmt.Sprintf("%s (%.2fx)", percent(f.PersistenceWAPE), f.WAPE/f.PersistenceWAPE)
+	}))
 	row("seasonal-naive WAPE at the lead time", fc(func(f *ForecastSummary) string { return percent(f.NaiveWAPE) }))
 	row("forecast / seasonal-naive WAPE, at the history's step", fc(func(f *ForecastSummary) string {
 		return percent(f.WAPEPerStep) + " / " + percent(f.NaiveWAPEPerStep)
 	}))
-	row("refits refused", fc(func(f *ForecastSummary) string {
-		if len(f.Refused) == 0 {
-			return "0"
-		}
-		var parts []string
-		for _, r := range slices.Sorted(maps.Keys(f.Refused)) {
-			parts = append(parts, fmt.Sprintf("%d %s", f.Refused[r], r))
-		}
-		return strings.Join(parts, ", ")
-	}))
+	row("refits refused", fc(func(f *ForecastSummary) string { return counts(f.Refused) }))
+}
+
+// counts formats counts by name, "0" without any.
+func counts(c map[string]int) string {
+	if len(c) == 0 {
+		return "0"
+	}
+	var parts []string
+	for _, r := range slices.Sorted(maps.Keys(c)) {
+		parts = append(parts, fmt.Sprintf("%d %s", c[r], r))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func percent(v float64) string {

@@ -100,3 +100,42 @@ func TestTableAndChartCoverEveryStep(t *testing.T) {
 		t.Errorf("chart is not a complete SVG without NaN:\n%s", s)
 	}
 }
+
+// TestTheForecastRowsAreThePredictiveRunsAndNameTheModelThatAnswered: only the predictive column
+// shows the forecast; it names the steps each model answered (none without a forecast) and
+// persistence's WAPE beside the model's and seasonal-naive's.
+func TestTheForecastRowsAreThePredictiveRunsAndNameTheModelThatAnswered(t *testing.T) {
+	c := Comparison{Spec: Spec{Name: "ppa"}, LeadTime: 2 * time.Minute, Method: "HoltWinters", Steps: map[Variant][]Step{},
+		Refused: map[string]int{"NoBetterThanPersistence": 3}, Answered: map[string]int{"HoltWinters": 30, "none": 10}}
+	c.Model.Add(90, 100)
+	c.Persistence.Add(80, 100)
+	c.Naive.Add(70, 100)
+	ss := c.Summaries(step, nil)
+	for i, s := range ss {
+		if (s.Forecast != nil) != (Variants()[i] == Predictive) {
+			t.Errorf("%s: forecast summary %+v, want one only for the predictive run", s.Name, s.Forecast)
+		}
+	}
+	var out bytes.Buffer
+	if err := WriteSummaries(&out, ss, step); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"30 HoltWinters, 10 none", "20.0% (0.50x)", "3 NoBetterThanPersistence", "30.0%"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
+	}
+	if row := rowOf(out.String(), "forecast WAPE at the lead time"); strings.Count(row, "-") != 2 {
+		t.Errorf("forecast WAPE row %q: want - under reactive and oracle", row)
+	}
+}
+
+// rowOf is the line of out that starts with label.
+func rowOf(out, label string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), label) {
+			return l
+		}
+	}
+	return ""
+}
