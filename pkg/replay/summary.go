@@ -33,6 +33,9 @@ type Summary struct {
 	LargestUp, LargestDown int32
 	// PeakReplicas is the largest replayed replica count.
 	PeakReplicas int32
+	// Steps counts the steps; StepsWithoutData those where some metric had no data (the decision
+	// saw it as failed, as the controller would a failed read).
+	Steps, StepsWithoutData int
 	// SelfCheck compares the replayed replicas with the real ones.
 	SelfCheck SelfCheck
 	// Forecast is the forecast's accuracy, for the runs of a comparison; nil otherwise.
@@ -52,7 +55,7 @@ type SelfCheck struct {
 
 // Summarize computes spec's summary from its steps; step is the time between steps.
 func Summarize(spec Spec, steps []Step, step time.Duration, requests map[corev1.ResourceName]int64) Summary {
-	s := Summary{Name: spec.Name}
+	s := Summary{Name: spec.Name, Steps: len(steps)}
 	hours := step.Hours()
 	var distance float64
 	var within int
@@ -62,6 +65,9 @@ func Summarize(spec Spec, steps []Step, step time.Duration, requests map[corev1.
 		s.PeakReplicas = max(s.PeakReplicas, st.Replicas)
 		short, above := shortfall(spec, st, requests)
 		s.PodSecondsShort += short * step.Seconds()
+		if slices.ContainsFunc(st.Load, math.IsNaN) {
+			s.StepsWithoutData++
+		}
 		if above {
 			s.AboveTarget += step
 		}
@@ -85,6 +91,14 @@ func Summarize(spec Spec, steps []Step, step time.Duration, requests map[corev1.
 		s.SelfCheck.MeanDistance, s.SelfCheck.WithinOne = distance/float64(n), float64(within)/float64(n)
 	}
 	return s
+}
+
+// noDataShare is the share of steps without data; NaN without steps.
+func (s Summary) noDataShare() float64 {
+	if s.Steps == 0 {
+		return math.NaN()
+	}
+	return float64(s.StepsWithoutData) / float64(s.Steps)
 }
 
 func (s *Summary) countRescale(from, to int32) {
@@ -137,7 +151,12 @@ var Assumptions = []string{
 	"one decision per --step, with the real algorithm and the step's time as its clock",
 }
 
-// WriteSummaries prints the summaries side by side, then the assumptions.
+// NoDataWarnShare is the share of steps without data above which the summary warns: the figures
+// then describe a replay that mostly held its replicas for want of data.
+const NoDataWarnShare = 0.05
+
+// WriteSummaries prints the summaries side by side, a warning for each whose steps without data
+// exceed NoDataWarnShare, then the assumptions.
 func WriteSummaries(w io.Writer, ss []Summary, step time.Duration) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(label string, f func(Summary) string) {
@@ -157,6 +176,9 @@ func WriteSummaries(w io.Writer, ss []Summary, step time.Duration) error {
 	})
 	row("largest step (up/down)", func(s Summary) string { return fmt.Sprintf("+%d/-%d", s.LargestUp, s.LargestDown) })
 	row("peak replicas", func(s Summary) string { return fmt.Sprint(s.PeakReplicas) })
+	row("steps without data (some metric)", func(s Summary) string {
+		return fmt.Sprintf("%d of %d (%s)", s.StepsWithoutData, s.Steps, percent(s.noDataShare()))
+	})
 	row("self-check: mean |replayed-actual|", func(s Summary) string { return fmt.Sprintf("%.2f", s.SelfCheck.MeanDistance) })
 	row("self-check: max |replayed-actual|", func(s Summary) string { return fmt.Sprintf("%.0f", s.SelfCheck.MaxDistance) })
 	row("self-check: steps within 1 pod", func(s Summary) string {
@@ -165,6 +187,15 @@ func WriteSummaries(w io.Writer, ss []Summary, step time.Duration) error {
 	writeForecastRows(ss, row)
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write summary: %w", err)
+	}
+	warned := map[[2]int]bool{} // a comparison's runs share their trace: one warning
+	for _, s := range ss {
+		if k := [2]int{s.StepsWithoutData, s.Steps}; s.noDataShare() > NoDataWarnShare && !warned[k] {
+			warned[k] = true
+			fmt.Fprintf(w, "\nwarning: %s: %s of the steps had no data for some metric; the decision held there as on a failed read, "+
+				"so the figures above mostly describe missing data: check the rule's window against the series' scrape interval, or raise --step\n",
+				s.Name, percent(s.noDataShare()))
+		}
 	}
 	fmt.Fprintf(w, "\nassumptions (step %s):\n", step)
 	for _, a := range Assumptions {

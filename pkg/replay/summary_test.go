@@ -30,7 +30,7 @@ func TestSummary(t *testing.T) {
 		{
 			name:  "replica-hours integrate the replicas over the steps, replayed and actual",
 			steps: stepsOf([]int32{2, 2, 4, 4}, []int32{2, 2, 4, 4}, []float64{2, 2, 2, 2}, []float64{4000, 4000, 8000, 8000}),
-			want: Summary{ReplicaHours: 12.0 / 60, ActualReplicaHours: 8.0 / 60, ScaleUps: 1, LargestUp: 2, PeakReplicas: 4,
+			want: Summary{ReplicaHours: 12.0 / 60, ActualReplicaHours: 8.0 / 60, ScaleUps: 1, LargestUp: 2, PeakReplicas: 4, Steps: 4,
 				SelfCheck: SelfCheck{Compared: 4, MeanDistance: 1, MaxDistance: 2, WithinOne: 0.5}},
 		},
 		{
@@ -38,19 +38,24 @@ func TestSummary(t *testing.T) {
 				"pod-seconds short count the pods missing to reach it",
 			// 10000 on 2 ready pods: 5000 per pod, 3 pods short for one minute; then 5 ready.
 			steps: stepsOf([]int32{5, 5}, []int32{2, 5}, []float64{5, 5}, []float64{10000, 10000}),
-			want: Summary{ReplicaHours: 10.0 / 60, ActualReplicaHours: 10.0 / 60, AboveTarget: time.Minute, PodSecondsShort: 180, PeakReplicas: 5,
+			want: Summary{ReplicaHours: 10.0 / 60, ActualReplicaHours: 10.0 / 60, AboveTarget: time.Minute, PodSecondsShort: 180, PeakReplicas: 5, Steps: 2,
 				SelfCheck: SelfCheck{Compared: 2, WithinOne: 1}},
 		},
 		{
 			name:  "scale events count every change of the replayed replicas, the largest step per direction",
 			steps: stepsOf([]int32{1, 5, 6, 2, 1}, []int32{1, 1, 5, 6, 2}, []float64{nan, nan, nan, nan, nan}, []float64{0, 0, 0, 0, 0}),
-			want:  Summary{ReplicaHours: 15.0 / 60, ScaleUps: 2, ScaleDowns: 2, LargestUp: 4, LargestDown: 4, PeakReplicas: 6},
+			want:  Summary{ReplicaHours: 15.0 / 60, ScaleUps: 2, ScaleDowns: 2, LargestUp: 4, LargestDown: 4, PeakReplicas: 6, Steps: 5},
 		},
 		{
 			name:  "steps without a known actual replica count are left out of the self-check",
 			steps: stepsOf([]int32{3, 3}, []int32{3, 3}, []float64{nan, 5}, []float64{6000, 6000}),
-			want: Summary{ReplicaHours: 6.0 / 60, ActualReplicaHours: 5.0 / 60, PeakReplicas: 3,
+			want: Summary{ReplicaHours: 6.0 / 60, ActualReplicaHours: 5.0 / 60, PeakReplicas: 3, Steps: 2,
 				SelfCheck: SelfCheck{Compared: 1, MeanDistance: 2, MaxDistance: 2, WithinOne: 0}},
+		},
+		{
+			name:  "a step where some metric has no data counts as without data",
+			steps: stepsOf([]int32{3, 3, 3}, []int32{3, 3, 3}, []float64{nan, nan, nan}, []float64{6000, nan, 6000}),
+			want:  Summary{ReplicaHours: 9.0 / 60, PeakReplicas: 3, Steps: 3, StepsWithoutData: 1},
 		},
 	}
 	for _, tt := range tests {
@@ -138,4 +143,37 @@ func rowOf(out, label string) string {
 		}
 	}
 	return ""
+}
+
+// TestStepsWithoutDataAreARowAndAboveAFewPercentAWarning: the summary counts the steps without
+// data, and warns, once per trace, when they exceed NoDataWarnShare.
+func TestStepsWithoutDataAreARowAndAboveAFewPercentAWarning(t *testing.T) {
+	tests := []struct {
+		name     string
+		load     []float64
+		row      string
+		warnings int
+	}{
+		{name: "every step has data: the row says 0, no warning", load: []float64{4000, 4000, 4000, 4000}, row: "0 of 4 (0.0%)"},
+		{name: "one step of four without data (25%): a warning, once for two summaries of the same trace",
+			load: []float64{4000, nan, 4000, 4000}, row: "1 of 4 (25.0%)", warnings: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := qpsSpec(t, "2000")
+			steps := stepsOf([]int32{2, 2, 2, 2}, []int32{2, 2, 2, 2}, []float64{2, 2, 2, 2}, tt.load)
+			s := Summarize(spec, steps, time.Minute, nil)
+			var buf bytes.Buffer
+			if err := WriteSummaries(&buf, []Summary{s, s}, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			out := buf.String()
+			if row := rowOf(out, "steps without data"); !strings.Contains(row, tt.row) {
+				t.Errorf("row %q, want %q", row, tt.row)
+			}
+			if n := strings.Count(out, "warning:"); n != tt.warnings {
+				t.Errorf("%d warnings, want %d:\n%s", n, tt.warnings, out)
+			}
+		})
+	}
 }
