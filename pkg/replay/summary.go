@@ -29,6 +29,10 @@ type Summary struct {
 	PodSecondsShort float64
 	// ScaleUps and ScaleDowns count the replayed rescales.
 	ScaleUps, ScaleDowns int
+	// PodStarts counts the pods the scale-ups created: every one starts a pod.
+	PodStarts int
+	// Hours is the time the steps cover (the churn's denominator).
+	Hours float64
 	// LargestUp and LargestDown are the largest single rescales, in pods.
 	LargestUp, LargestDown int32
 	// PeakReplicas is the largest replayed replica count.
@@ -57,6 +61,7 @@ type SelfCheck struct {
 func Summarize(spec Spec, steps []Step, step time.Duration, requests map[corev1.ResourceName]int64) Summary {
 	s := Summary{Name: spec.Name, Steps: len(steps)}
 	hours := step.Hours()
+	s.Hours = float64(len(steps)) * hours
 	var distance float64
 	var within int
 	prev := int32(-1)
@@ -93,6 +98,12 @@ func Summarize(spec Spec, steps []Step, step time.Duration, requests map[corev1.
 	return s
 }
 
+// RescalesPerHour is the churn: rescales (up and down) per hour of replay; NaN without steps.
+func (s Summary) RescalesPerHour() float64 { return float64(s.ScaleUps+s.ScaleDowns) / s.Hours }
+
+// PodStartsPerHour is the pods the scale-ups started per hour of replay; NaN without steps.
+func (s Summary) PodStartsPerHour() float64 { return float64(s.PodStarts) / s.Hours }
+
 // noDataShare is the share of steps without data; NaN without steps.
 func (s Summary) noDataShare() float64 {
 	if s.Steps == 0 {
@@ -104,6 +115,7 @@ func (s Summary) noDataShare() float64 {
 func (s *Summary) countRescale(from, to int32) {
 	if to > from {
 		s.ScaleUps++
+		s.PodStarts += int(to - from)
 		s.LargestUp = max(s.LargestUp, to-from)
 		return
 	}
@@ -173,6 +185,9 @@ func WriteSummaries(w io.Writer, ss []Summary, step time.Duration) error {
 	row("pod-seconds short of target", func(s Summary) string { return fmt.Sprintf("%.0f", s.PodSecondsShort) })
 	row("scale events (up/down)", func(s Summary) string {
 		return fmt.Sprintf("%d (%d/%d)", s.ScaleUps+s.ScaleDowns, s.ScaleUps, s.ScaleDowns)
+	})
+	row("rescales / pod starts per hour", func(s Summary) string {
+		return fmt.Sprintf("%.1f / %.1f", s.RescalesPerHour(), s.PodStartsPerHour())
 	})
 	row("largest step (up/down)", func(s Summary) string { return fmt.Sprintf("+%d/-%d", s.LargestUp, s.LargestDown) })
 	row("peak replicas", func(s Summary) string { return fmt.Sprint(s.PeakReplicas) })

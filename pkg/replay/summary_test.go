@@ -30,7 +30,7 @@ func TestSummary(t *testing.T) {
 		{
 			name:  "replica-hours integrate the replicas over the steps, replayed and actual",
 			steps: stepsOf([]int32{2, 2, 4, 4}, []int32{2, 2, 4, 4}, []float64{2, 2, 2, 2}, []float64{4000, 4000, 8000, 8000}),
-			want: Summary{ReplicaHours: 12.0 / 60, ActualReplicaHours: 8.0 / 60, ScaleUps: 1, LargestUp: 2, PeakReplicas: 4, Steps: 4,
+			want: Summary{ReplicaHours: 12.0 / 60, ActualReplicaHours: 8.0 / 60, ScaleUps: 1, PodStarts: 2, LargestUp: 2, PeakReplicas: 4, Steps: 4, Hours: 4.0 / 60,
 				SelfCheck: SelfCheck{Compared: 4, MeanDistance: 1, MaxDistance: 2, WithinOne: 0.5}},
 		},
 		{
@@ -38,24 +38,24 @@ func TestSummary(t *testing.T) {
 				"pod-seconds short count the pods missing to reach it",
 			// 10000 on 2 ready pods: 5000 per pod, 3 pods short for one minute; then 5 ready.
 			steps: stepsOf([]int32{5, 5}, []int32{2, 5}, []float64{5, 5}, []float64{10000, 10000}),
-			want: Summary{ReplicaHours: 10.0 / 60, ActualReplicaHours: 10.0 / 60, AboveTarget: time.Minute, PodSecondsShort: 180, PeakReplicas: 5, Steps: 2,
+			want: Summary{ReplicaHours: 10.0 / 60, ActualReplicaHours: 10.0 / 60, AboveTarget: time.Minute, PodSecondsShort: 180, PeakReplicas: 5, Steps: 2, Hours: 2.0 / 60,
 				SelfCheck: SelfCheck{Compared: 2, WithinOne: 1}},
 		},
 		{
-			name:  "scale events count every change of the replayed replicas, the largest step per direction",
+			name:  "scale events count every change of the replayed replicas, the largest step per direction, the pods the scale-ups start",
 			steps: stepsOf([]int32{1, 5, 6, 2, 1}, []int32{1, 1, 5, 6, 2}, []float64{nan, nan, nan, nan, nan}, []float64{0, 0, 0, 0, 0}),
-			want:  Summary{ReplicaHours: 15.0 / 60, ScaleUps: 2, ScaleDowns: 2, LargestUp: 4, LargestDown: 4, PeakReplicas: 6, Steps: 5},
+			want:  Summary{ReplicaHours: 15.0 / 60, ScaleUps: 2, ScaleDowns: 2, LargestUp: 4, LargestDown: 4, PeakReplicas: 6, Steps: 5, Hours: 5.0 / 60, PodStarts: 5},
 		},
 		{
 			name:  "steps without a known actual replica count are left out of the self-check",
 			steps: stepsOf([]int32{3, 3}, []int32{3, 3}, []float64{nan, 5}, []float64{6000, 6000}),
-			want: Summary{ReplicaHours: 6.0 / 60, ActualReplicaHours: 5.0 / 60, PeakReplicas: 3, Steps: 2,
+			want: Summary{ReplicaHours: 6.0 / 60, ActualReplicaHours: 5.0 / 60, PeakReplicas: 3, Steps: 2, Hours: 2.0 / 60,
 				SelfCheck: SelfCheck{Compared: 1, MeanDistance: 2, MaxDistance: 2, WithinOne: 0}},
 		},
 		{
 			name:  "a step where some metric has no data counts as without data",
 			steps: stepsOf([]int32{3, 3, 3}, []int32{3, 3, 3}, []float64{nan, nan, nan}, []float64{6000, nan, 6000}),
-			want:  Summary{ReplicaHours: 9.0 / 60, PeakReplicas: 3, Steps: 3, StepsWithoutData: 1},
+			want:  Summary{ReplicaHours: 9.0 / 60, PeakReplicas: 3, Steps: 3, Hours: 3.0 / 60, StepsWithoutData: 1},
 		},
 	}
 	for _, tt := range tests {
@@ -175,5 +175,38 @@ func TestStepsWithoutDataAreARowAndAboveAFewPercentAWarning(t *testing.T) {
 				t.Errorf("%d warnings, want %d:\n%s", n, tt.warnings, out)
 			}
 		})
+	}
+}
+
+// TestChurnIsRescalesAndPodStartsPerHour: the summary reports the rescales (up and down) and the
+// pods the scale-ups start per hour of replay, for each run.
+func TestChurnIsRescalesAndPodStartsPerHour(t *testing.T) {
+	spec := qpsSpec(t, "2000")
+	// 60 one-minute steps: up 1 to 3, down to 2, up to 4: three rescales, four pods started in an hour.
+	reps := make([]int32, 60)
+	for i := range reps {
+		switch {
+		case i < 10:
+			reps[i] = 1
+		case i < 20:
+			reps[i] = 3
+		case i < 30:
+			reps[i] = 2
+		default:
+			reps[i] = 4
+		}
+	}
+	load := make([]float64, 60)
+	actual := make([]float64, 60)
+	s := Summarize(spec, stepsOf(reps, reps, actual, load), time.Minute, nil)
+	if got := [2]float64{s.RescalesPerHour(), s.PodStartsPerHour()}; got != [2]float64{3, 4} {
+		t.Errorf("rescales, pod starts per hour = %v, want [3 4]", got)
+	}
+	var buf bytes.Buffer
+	if err := WriteSummaries(&buf, []Summary{s}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if row := rowOf(buf.String(), "rescales / pod starts per hour"); !strings.Contains(row, "3.0 / 4.0") {
+		t.Errorf("churn row %q, want 3.0 / 4.0", row)
 	}
 }
