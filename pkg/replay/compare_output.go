@@ -16,14 +16,18 @@ import (
 // Variants are the runs of a comparison, in output order.
 func Variants() []Variant { return []Variant{Reactive, Predictive, Oracle} }
 
-// Summaries condenses c into one summary per variant, the forecast's accuracy on each.
+// Summaries condenses c into one summary per variant, the forecast's accuracy on the predictive
+// one's.
 func (c Comparison) Summaries(step time.Duration, requests map[corev1.ResourceName]int64) []Summary {
 	out := make([]Summary, 0, 3)
 	for _, v := range Variants() {
 		s := Summarize(c.Spec, c.Steps[v], step, requests)
 		s.Name = fmt.Sprintf("%s (%s)", c.Spec.Name, v)
-		s.Forecast = &ForecastSummary{Method: string(c.Method), LeadTime: c.LeadTime, WAPE: c.Model.WAPE(), NaiveWAPE: c.Naive.WAPE(),
-			WAPEPerStep: c.ModelPerStep.WAPE(), NaiveWAPEPerStep: c.NaivePerStep.WAPE(), Refused: c.Refused}
+		if v == Predictive {
+			s.Forecast = &ForecastSummary{Method: string(c.Method), LeadTime: c.LeadTime, WAPE: c.Model.WAPE(), NaiveWAPE: c.Naive.WAPE(),
+				PersistenceWAPE: c.Persistence.WAPE(), WAPEPerStep: c.ModelPerStep.WAPE(), NaiveWAPEPerStep: c.NaivePerStep.WAPE(),
+				Refused: c.Refused, Answered: c.Answered}
+		}
 		out = append(out, s)
 	}
 	return out
@@ -38,11 +42,16 @@ type ForecastSummary struct {
 	// WAPE and NaiveWAPE are the model's and seasonal-naive's WAPE at the lead horizon, against
 	// the load at each step of the trace.
 	WAPE, NaiveWAPE float64
+	// PersistenceWAPE is persistence's (the load at the step, one lead later) at the steps where
+	// the model answered.
+	PersistenceWAPE float64
 	// WAPEPerStep and NaiveWAPEPerStep are the same against the load's mean over the history's
 	// step: the resolution the models forecast at.
 	WAPEPerStep, NaiveWAPEPerStep float64
 	// Refused counts the refits refused, by reason.
 	Refused map[string]int
+	// Answered counts the steps by the model that answered, "none" for those without a forecast.
+	Answered map[string]int
 }
 
 // needed is the replicas the first metric's load needs at its target, NaN when unknown.

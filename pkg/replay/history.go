@@ -13,7 +13,7 @@ import (
 // History reads each metric's load over span before w and through w, at step, for the forecast:
 // the same rendered query as Trace, summed over the workload's pods. Each value is the load
 // around its time: the query is evaluated half a step later, and for a step above one minute
-// averaged over the step with a subquery. The range is split into queries of at most maxPoints.
+// averaged over the step with a subquery. The range is read in chunks of at most maxPoints.
 func (r *Reader) History(ctx context.Context, spec Spec, w Window, span, step time.Duration) ([]forecast.Series, error) {
 	start := w.From.Add(-span).Truncate(step)
 	hw := Window{From: start.Add(step / 2), To: w.To.Add(step / 2), Step: step}
@@ -30,13 +30,9 @@ func (r *Reader) History(ctx context.Context, spec Spec, w Window, span, step ti
 		if step > time.Minute {
 			q = fmt.Sprintf("avg_over_time((%s)[%s:%s])", q, model.Duration(step), model.Duration(time.Minute))
 		}
-		var m model.Matrix
-		for _, chunk := range hw.chunks(maxPoints - 1) {
-			part, err := r.matrix(ctx, q, chunk)
-			if err != nil {
-				return nil, fmt.Errorf("read the history of %s %s: %w", ms.Kind, ms.Name, err)
-			}
-			m = append(m, part...)
+		m, err := r.matrix(ctx, q, hw)
+		if err != nil {
+			return nil, fmt.Errorf("read the history of %s %s: %w", ms.Kind, ms.Name, err)
 		}
 		load, _ := sumPods(m, podLabel, podRe, hw.Times())
 		out = append(out, forecast.Series{Start: start, Step: step, Values: load})

@@ -21,8 +21,14 @@ import (
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
 
-// maxPoints is Prometheus' limit of points per series in one range query.
+// maxPoints is Prometheus' limit of points per series in one range query: the trace and the
+// history are read in chunks of at most that.
 const maxPoints = 11000
+
+// MaxSteps is the most steps one replay runs: a week at 15 s (40320) and a month at one minute
+// (44640) fit. Each step holds about 150 bytes per variant and costs one decision per variant;
+// the predictive run refits every refresh (docs/dry-run-and-replay.md states the cost).
+const MaxSteps = 50000
 
 // Options are the command-line options of `podpilot replay`.
 type Options struct {
@@ -133,8 +139,8 @@ func (o *Options) window(c clock.PassiveClock) (Window, error) {
 	switch {
 	case !from.Before(to):
 		return Window{}, fmt.Errorf("--from %s (%s) is not before --to %s (%s)", o.From, from.UTC().Format(time.RFC3339), o.To, to.UTC().Format(time.RFC3339))
-	case to.Sub(from)/o.Step >= maxPoints:
-		return Window{}, fmt.Errorf("--from to --to is %s, more than %d steps of %s; raise --step", to.Sub(from), maxPoints, o.Step)
+	case to.Sub(from)/o.Step >= MaxSteps:
+		return Window{}, fmt.Errorf("--from to --to is %s, more than %d steps of %s; raise --step", to.Sub(from), MaxSteps, o.Step)
 	}
 	return Window{From: from, To: to, Step: o.Step}, nil
 }

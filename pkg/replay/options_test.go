@@ -23,7 +23,9 @@ func TestWindow(t *testing.T) {
 		{name: "RFC 3339 times are taken as they are", from: "2026-11-23T07:00:00Z", to: "2026-11-23T07:30:00Z",
 			want: Window{From: t0.Add(-time.Hour), To: t0.Add(-30 * time.Minute), Step: step}},
 		{name: "a window that ends before it starts is refused", from: "now", to: "-1h", wantErr: true},
-		{name: "a window of more steps than one range query returns is refused", from: "-72h", to: "now", wantErr: true},
+		{name: "a week at 15 s, more steps than one range query returns, is read in chunks", from: "-168h", to: "now",
+			want: Window{From: t0.Add(-168 * time.Hour), To: t0, Step: step}},
+		{name: "a window of more than MaxSteps steps is refused", from: "-240h", to: "now", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -63,8 +63,15 @@ type Comparison struct {
 	// ModelPerStep and NaivePerStep are the same against the load's mean over the history's
 	// step around that time: the resolution the models forecast at, the history's.
 	ModelPerStep, NaivePerStep forecast.Accuracy
-	// Refused counts the refits the model refused, by reason; their steps had no forecast.
+	// Persistence is the accuracy of persistence (the load at the step, one lead time later) at
+	// the steps where the model answered: the model must beat it to earn its place.
+	Persistence forecast.Accuracy
+	// Refused counts the refits the model refused, by reason (a history it cannot fit, or a
+	// model that does not earn its place, forecast.Model.Earns); their steps had no forecast.
 	Refused map[string]int
+	// Answered counts the steps by the model that answered for the first metric, "none" for the
+	// steps without a forecast.
+	Answered map[string]int
 	// Forecasts are the model's forecasts of the first metric's load made at each step, for one
 	// lead time later; NaN where there was none.
 	Forecasts []float64
@@ -84,8 +91,9 @@ func Compare(spec Spec, tr Trace, history []forecast.Series, m Model, p Predicti
 	if lead > forecast.MaxHorizon-p.Refresh {
 		return Comparison{}, fmt.Errorf("compare %s: lead time %s plus refresh %s beyond the forecast horizon %s", spec.Name, lead, p.Refresh, forecast.MaxHorizon)
 	}
-	c := Comparison{Spec: spec, LeadTime: lead, Method: p.Method, Steps: map[Variant][]Step{}, Refused: map[string]int{}}
-	model := &fitted{metrics: spec.Metrics, tr: tr, history: history, method: p.Method, refresh: p.Refresh, lead: lead, refused: c.Refused}
+	c := Comparison{Spec: spec, LeadTime: lead, Method: p.Method, Steps: map[Variant][]Step{}, Refused: map[string]int{}, Answered: map[string]int{}}
+	model := &fitted{metrics: spec.Metrics, tr: tr, history: history, method: p.Method, refresh: p.Refresh, lead: lead, refused: c.Refused,
+		verdict: true}
 	naive := &fitted{metrics: spec.Metrics, tr: tr, history: history, method: forecast.SeasonalNaive, refresh: p.Refresh, lead: lead, refused: map[string]int{}}
 	c.Steps[Reactive] = Simulate(spec, tr, m)
 	c.Steps[Predictive] = simulate(spec, tr, m, model)
@@ -95,6 +103,10 @@ func Compare(spec Spec, tr Trace, history []forecast.Series, m Model, p Predicti
 		actual := tr.loadAt(0, i, lead)
 		c.Model.Add(model.trail[i], actual)
 		c.Naive.Add(naive.trail[i], actual)
+		if !math.IsNaN(model.trail[i]) {
+			c.Persistence.Add(tr.Loads[0][i], actual)
+		}
+		c.Answered[model.answered[i]]++
 		if len(history) > 0 {
 			mean := tr.meanAround(0, i, lead, history[0].Step)
 			c.ModelPerStep.Add(model.trail[i], mean)
@@ -172,8 +184,13 @@ type fitted struct {
 	models  []*forecast.Model
 	fitAt   time.Time
 	refused map[string]int
-	// trail holds the first metric's forecast at each step so far, NaN without one.
-	trail []float64
+	// verdict applies forecast.Model.Earns at each refit, as the controller does: a model that
+	// does not earn its place at the lead time answers nothing.
+	verdict bool
+	// trail holds the first metric's forecast at each step so far, NaN without one; answered the
+	// method that made it, "none" without one.
+	trail    []float64
+	answered []string
 }
 
 func (f *fitted) forecast(i int) *decision.Forecast {
@@ -195,20 +212,29 @@ func (f *fitted) forecast(i int) *decision.Forecast {
 		}
 		if k == 0 {
 			f.trail = append(f.trail, v)
+			f.answered = append(f.answered, "none")
+			if !math.IsNaN(v) {
+				f.answered[len(f.answered)-1] = string(m.Method)
+			}
 		}
 		out.Loads[f.metrics[k].ID()] = up * 1000
 	}
 	return out
 }
 
-// refit fits every metric's history before now.
+// refit fits every metric's history before now; a model refused (or, with verdict, one that does
+// not earn its place) is nil.
 func (f *fitted) refit(now time.Time) {
 	f.models, f.fitAt = f.models[:0], now
 	for _, h := range f.history {
 		n := min(len(h.Values), max(0, known(h, now)))
 		m, err := forecast.Fit(forecast.Series{Start: h.Start, Step: h.Step, Values: h.Values[:n]}, f.method)
+		if err == nil && f.verdict {
+			err = m.Earns(f.lead)
+		}
 		if err != nil {
 			f.refused[forecast.Reason(err)]++
+			m = nil
 		}
 		f.models = append(f.models, m)
 	}

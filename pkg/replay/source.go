@@ -185,8 +185,22 @@ func seriesOf(ls model.LabelSet) rules.Series {
 	return s
 }
 
-// matrix runs a range query over w.
+// matrix runs a range query over w, in chunks of at most maxPoints steps (Prometheus' limit per
+// series of one query): a series appears once per chunk it has samples in.
 func (r *Reader) matrix(ctx context.Context, query string, w Window) (model.Matrix, error) {
+	var m model.Matrix
+	for _, chunk := range w.chunks(maxPoints - 1) {
+		part, err := r.matrixChunk(ctx, query, chunk)
+		if err != nil {
+			return nil, err
+		}
+		m = append(m, part...)
+	}
+	return m, nil
+}
+
+// matrixChunk runs one range query over w.
+func (r *Reader) matrixChunk(ctx context.Context, query string, w Window) (model.Matrix, error) {
 	v, warnings, _, err := r.Source.QueryRange(ctx, query, promv1.Range{Start: w.From, End: w.To, Step: w.Step})
 	if err != nil {
 		return nil, fmt.Errorf("query_range %s: %w", query, err)
@@ -215,8 +229,11 @@ func (r *Reader) actualReplicas(ctx context.Context, spec Spec, w Window) ([]flo
 	if len(m) == 0 {
 		return nil, nil
 	}
-	out := valuesAt(m[0].Values, w.Times())
-	return out, nil
+	var values []model.SamplePair // the one series of max(), once per chunk
+	for _, s := range m {
+		values = append(values, s.Values...)
+	}
+	return valuesAt(values, w.Times()), nil
 }
 
 // podNamePattern matches the names of the pods of pa's target: <deployment>-<hash>-<suffix> or

@@ -118,3 +118,53 @@ func equalFloats(a, b []float64) bool {
 	}
 	return true
 }
+
+// rangeSource answers every range query with one series per pod (and for kube-state-metrics one
+// series) with a sample at each step of the range asked, and records the ranges.
+type rangeSource struct {
+	fakeSource
+	ranges []promv1.Range
+}
+
+func (f *rangeSource) QueryRange(_ context.Context, q string, r promv1.Range, _ ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
+	f.ranges = append(f.ranges, r)
+	s := &model.SampleStream{Metric: model.Metric{"pod": "vg1-vanguard-5d8f7c9b4-aaaaa"}}
+	v := model.SampleValue(1000)
+	if strings.Contains(q, "kube_deployment_spec_replicas") {
+		s.Metric, v = model.Metric{}, 3
+	}
+	for t := r.Start; !t.After(r.End); t = t.Add(r.Step) {
+		s.Values = append(s.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(t.UnixNano()), Value: v})
+	}
+	return model.Matrix{s}, nil, nil, nil
+}
+
+func TestATraceLongerThanOneRangeQueryIsReadInChunks(t *testing.T) {
+	set, err := rules.Compile(rules.Default(), rules.StaticMapper(), rules.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &rangeSource{fakeSource: fakeSource{series: []model.LabelSet{{"__name__": "zdns_vanguard_qps", "namespace": "ns", "pod": "vg1-vanguard-5d8f7c9b4-aaaaa"}}}}
+	r := &Reader{Source: src, Rules: set, Namespace: "ns"}
+	w := Window{From: t0, To: t0.Add(7 * 24 * time.Hour), Step: step} // a week at 15 s: 40321 steps
+	tr, err := r.Trace(t.Context(), qpsSpec(t, "2000"), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tr.Times); n != 40321 || len(tr.Loads[0]) != n || len(tr.Actual) != n {
+		t.Fatalf("%d steps, %d loads, %d actual; want 40321 each", n, len(tr.Loads[0]), len(tr.Actual))
+	}
+	for i := range tr.Times {
+		if tr.Loads[0][i] != 1000 || tr.Actual[i] != 3 {
+			t.Fatalf("step %d (%s): load %g, actual %g; want every chunk's 1000 and 3", i, tr.Times[i], tr.Loads[0][i], tr.Actual[i])
+		}
+	}
+	for _, rg := range src.ranges {
+		if n := rg.End.Sub(rg.Start)/rg.Step + 1; n > maxPoints {
+			t.Errorf("a range query of %d points, more than Prometheus' %d", n, maxPoints)
+		}
+	}
+	if len(src.ranges) != 2*4 {
+		t.Errorf("%d range queries, want 4 chunks for the load and 4 for the replicas", len(src.ranges))
+	}
+}

@@ -29,10 +29,17 @@ type Summary struct {
 	PodSecondsShort float64
 	// ScaleUps and ScaleDowns count the replayed rescales.
 	ScaleUps, ScaleDowns int
+	// PodStarts counts the pods the scale-ups created: every one starts a pod.
+	PodStarts int
+	// Hours is the time the steps cover (the churn's denominator).
+	Hours float64
 	// LargestUp and LargestDown are the largest single rescales, in pods.
 	LargestUp, LargestDown int32
 	// PeakReplicas is the largest replayed replica count.
 	PeakReplicas int32
+	// Steps counts the steps; StepsWithoutData those where some metric had no data (the decision
+	// saw it as failed, as the controller would a failed read).
+	Steps, StepsWithoutData int
 	// SelfCheck compares the replayed replicas with the real ones.
 	SelfCheck SelfCheck
 	// Forecast is the forecast's accuracy, for the runs of a comparison; nil otherwise.
@@ -52,8 +59,9 @@ type SelfCheck struct {
 
 // Summarize computes spec's summary from its steps; step is the time between steps.
 func Summarize(spec Spec, steps []Step, step time.Duration, requests map[corev1.ResourceName]int64) Summary {
-	s := Summary{Name: spec.Name}
+	s := Summary{Name: spec.Name, Steps: len(steps)}
 	hours := step.Hours()
+	s.Hours = float64(len(steps)) * hours
 	var distance float64
 	var within int
 	prev := int32(-1)
@@ -62,6 +70,9 @@ func Summarize(spec Spec, steps []Step, step time.Duration, requests map[corev1.
 		s.PeakReplicas = max(s.PeakReplicas, st.Replicas)
 		short, above := shortfall(spec, st, requests)
 		s.PodSecondsShort += short * step.Seconds()
+		if slices.ContainsFunc(st.Load, math.IsNaN) {
+			s.StepsWithoutData++
+		}
 		if above {
 			s.AboveTarget += step
 		}
@@ -87,9 +98,24 @@ func Summarize(spec Spec, steps []Step, step time.Duration, requests map[corev1.
 	return s
 }
 
+// RescalesPerHour is the churn: rescales (up and down) per hour of replay; NaN without steps.
+func (s Summary) RescalesPerHour() float64 { return float64(s.ScaleUps+s.ScaleDowns) / s.Hours }
+
+// PodStartsPerHour is the pods the scale-ups started per hour of replay; NaN without steps.
+func (s Summary) PodStartsPerHour() float64 { return float64(s.PodStarts) / s.Hours }
+
+// noDataShare is the share of steps without data; NaN without steps.
+func (s Summary) noDataShare() float64 {
+	if s.Steps == 0 {
+		return math.NaN()
+	}
+	return float64(s.StepsWithoutData) / float64(s.Steps)
+}
+
 func (s *Summary) countRescale(from, to int32) {
 	if to > from {
 		s.ScaleUps++
+		s.PodStarts += int(to - from)
 		s.LargestUp = max(s.LargestUp, to-from)
 		return
 	}
@@ -137,7 +163,12 @@ var Assumptions = []string{
 	"one decision per --step, with the real algorithm and the step's time as its clock",
 }
 
-// WriteSummaries prints the summaries side by side, then the assumptions.
+// NoDataWarnShare is the share of steps without data above which the summary warns: the figures
+// then describe a replay that mostly held its replicas for want of data.
+const NoDataWarnShare = 0.05
+
+// WriteSummaries prints the summaries side by side, a warning for each whose steps without data
+// exceed NoDataWarnShare, then the assumptions.
 func WriteSummaries(w io.Writer, ss []Summary, step time.Duration) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(label string, f func(Summary) string) {
@@ -155,8 +186,14 @@ func WriteSummaries(w io.Writer, ss []Summary, step time.Duration) error {
 	row("scale events (up/down)", func(s Summary) string {
 		return fmt.Sprintf("%d (%d/%d)", s.ScaleUps+s.ScaleDowns, s.ScaleUps, s.ScaleDowns)
 	})
+	row("rescales / pod starts per hour", func(s Summary) string {
+		return fmt.Sprintf("%.1f / %.1f", s.RescalesPerHour(), s.PodStartsPerHour())
+	})
 	row("largest step (up/down)", func(s Summary) string { return fmt.Sprintf("+%d/-%d", s.LargestUp, s.LargestDown) })
 	row("peak replicas", func(s Summary) string { return fmt.Sprint(s.PeakReplicas) })
+	row("steps without data (some metric)", func(s Summary) string {
+		return fmt.Sprintf("%d of %d (%s)", s.StepsWithoutData, s.Steps, percent(s.noDataShare()))
+	})
 	row("self-check: mean |replayed-actual|", func(s Summary) string { return fmt.Sprintf("%.2f", s.SelfCheck.MeanDistance) })
 	row("self-check: max |replayed-actual|", func(s Summary) string { return fmt.Sprintf("%.0f", s.SelfCheck.MaxDistance) })
 	row("self-check: steps within 1 pod", func(s Summary) string {
@@ -165,6 +202,15 @@ func WriteSummaries(w io.Writer, ss []Summary, step time.Duration) error {
 	writeForecastRows(ss, row)
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write summary: %w", err)
+	}
+	warned := map[[2]int]bool{} // a comparison's runs share their trace: one warning
+	for _, s := range ss {
+		if k := [2]int{s.StepsWithoutData, s.Steps}; s.noDataShare() > NoDataWarnShare && !warned[k] {
+			warned[k] = true
+			fmt.Fprintf(w, "\nwarning: %s: %s of the steps had no data for some metric; the decision held there as on a failed read, "+
+				"so the figures above mostly describe missing data: check the rule's window against the series' scrape interval, or raise --step\n",
+				s.Name, percent(s.noDataShare()))
+		}
 	}
 	fmt.Fprintf(w, "\nassumptions (step %s):\n", step)
 	for _, a := range Assumptions {
@@ -187,21 +233,28 @@ func writeForecastRows(ss []Summary, row func(string, func(Summary) string)) {
 		}
 	}
 	row("forecast: model, lead time", fc(func(f *ForecastSummary) string { return fmt.Sprintf("%s, %s", f.Method, f.LeadTime) }))
+	row("forecast: steps answered, by model", fc(func(f *ForecastSummary) string { return counts(f.Answered) }))
 	row("forecast WAPE at the lead time", fc(func(f *ForecastSummary) string { return percent(f.WAPE) }))
+	row("persistence WAPE, same steps (ratio)", fc(func(f *ForecastSummary) string {
+		return fmt.Sprintf("%s (%.2fx)", percent(f.PersistenceWAPE), f.WAPE/f.PersistenceWAPE)
+	}))
 	row("seasonal-naive WAPE at the lead time", fc(func(f *ForecastSummary) string { return percent(f.NaiveWAPE) }))
 	row("forecast / seasonal-naive WAPE, at the history's step", fc(func(f *ForecastSummary) string {
 		return percent(f.WAPEPerStep) + " / " + percent(f.NaiveWAPEPerStep)
 	}))
-	row("refits refused", fc(func(f *ForecastSummary) string {
-		if len(f.Refused) == 0 {
-			return "0"
-		}
-		var parts []string
-		for _, r := range slices.Sorted(maps.Keys(f.Refused)) {
-			parts = append(parts, fmt.Sprintf("%d %s", f.Refused[r], r))
-		}
-		return strings.Join(parts, ", ")
-	}))
+	row("refits refused", fc(func(f *ForecastSummary) string { return counts(f.Refused) }))
+}
+
+// counts formats counts by name, "0" without any.
+func counts(c map[string]int) string {
+	if len(c) == 0 {
+		return "0"
+	}
+	var parts []string
+	for _, r := range slices.Sorted(maps.Keys(c)) {
+		parts = append(parts, fmt.Sprintf("%d %s", c[r], r))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func percent(v float64) string {

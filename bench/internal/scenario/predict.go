@@ -56,14 +56,19 @@ func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
 			"new pods ready %s after the decision (the lead time is that plus one sync period). *reactive* runs the metrics alone, "+
 			"*predictive* adds the forecast (%s, refitted every %s on the history at %s resolution) as ScaleOut, *oracle* adds the "+
 			"real load one lead time ahead. Ratios are predictive ÷ reactive and predictive ÷ oracle. WAPE is at the lead time, "+
-			"against seasonal-naive (the same time last week).",
-			predictTarget, predictStep, predictReadyTime, replay.DefaultPrediction().Method, replay.DefaultPrediction().Refresh, replay.DefaultHistoryStep)}
+			"against seasonal-naive (the same time last week) and persistence (the load now, one lead later, at the steps the model "+
+			"answered); the model acts only where it scored ≤ %.2f× persistence's WAPE over the day before, with headroom ≤ %.0f%%. "+
+			"Churn is rescales and pod starts per hour.",
+
+			predictTarget, predictStep, predictReadyTime, replay.DefaultPrediction().Method, replay.DefaultPrediction().Refresh, replay.DefaultHistoryStep,
+			forecast.PersistenceMargin, 100*forecast.MaxHeadroom)}
 	spec, err := PredictionSpec()
 	if err != nil {
 		return sec, err
 	}
 	t := report.Table{Header: []string{"trace", "WAPE model / naive at 1m", "at 15s", "pod-s short r / p / o", "short p÷r",
-		"replica-h r / p / o", "p÷r", "p÷o", "above target r / p", "scale events r / p / o", "steps p shorter than r / and beyond tolerance"}}
+		"replica-h r / p / o", "p÷r", "p÷o", "WAPE ÷ persistence (answered)", "above target r / p", "rescales/h r / p / o (p÷r)",
+		"pod starts/h r / p / o", "steps p shorter than r / and beyond tolerance"}}
 	for _, sc := range tracegen.Scenarios(predictStep) {
 		if err := ctx.Err(); err != nil {
 			return sec, err
@@ -75,15 +80,20 @@ func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
 		}
 		s := c.Summaries(predictStep, nil)
 		r, p, o := s[0], s[1], s[2]
-		t.Rows = append(t.Rows, append(comparisonCells(sc.Name, c),
+		t.Rows = append(t.Rows, append(comparisonCells(sc.Name, c), persistenceCell(c),
 			fmt.Sprintf("%s / %s", r.AboveTarget, p.AboveTarget),
-			fmt.Sprintf("%d / %d / %d", r.ScaleUps+r.ScaleDowns, p.ScaleUps+p.ScaleDowns, o.ScaleUps+o.ScaleDowns),
+			fmt.Sprintf("%s / %s / %s (%s)", stats.Num(r.RescalesPerHour(), 1), stats.Num(p.RescalesPerHour(), 1), stats.Num(o.RescalesPerHour(), 1),
+				ratio(p.RescalesPerHour(), r.RescalesPerHour())),
+			fmt.Sprintf("%s / %s / %s", stats.Num(r.PodStartsPerHour(), 1), stats.Num(p.PodStartsPerHour(), 1), stats.Num(o.PodStartsPerHour(), 1)),
 			worseCell(c)))
 		if sc.Name == "diurnal" {
 			sec.Headline = append(sec.Headline, fmt.Sprintf("p: on the diurnal trace (lead %s), ScaleOut leaves %s× reactive's pod-seconds short of target "+
-				"at %s× its replica-hours (%s× the oracle's); WAPE %s× seasonal-naive's at the history's 1m (%s× at 15s)",
+				"at %s× its replica-hours (%s× the oracle's), rescaling %s× as often; WAPE %s× seasonal-naive's at the history's 1m (%s× at 15s), "+
+				"%s× persistence's",
 				c.LeadTime, ratio(p.PodSecondsShort, r.PodSecondsShort), ratio(p.ReplicaHours, r.ReplicaHours), ratio(p.ReplicaHours, o.ReplicaHours),
-				stats.Num(c.ModelPerStep.WAPE()/c.NaivePerStep.WAPE(), 2), stats.Num(c.Model.WAPE()/c.Naive.WAPE(), 2)))
+				ratio(p.RescalesPerHour(), r.RescalesPerHour()),
+				stats.Num(c.ModelPerStep.WAPE()/c.NaivePerStep.WAPE(), 2), stats.Num(c.Model.WAPE()/c.Naive.WAPE(), 2),
+				stats.Num(c.Model.WAPE()/c.Persistence.WAPE(), 2)))
 		}
 		file := fmt.Sprintf("%s-predict-%s.svg", base, sc.Name)
 		if err := writeChart(filepath.Join(outDir, file), c); err != nil {
@@ -127,6 +137,20 @@ func comparisonCells(name string, c replay.Comparison) []string {
 		fmt.Sprintf("%.0f / %.0f / %.0f", r.PodSecondsShort, p.PodSecondsShort, o.PodSecondsShort), ratio(p.PodSecondsShort, r.PodSecondsShort),
 		fmt.Sprintf("%.1f / %.1f / %.1f", r.ReplicaHours, p.ReplicaHours, o.ReplicaHours),
 		ratio(p.ReplicaHours, r.ReplicaHours), ratio(p.ReplicaHours, o.ReplicaHours)}
+}
+
+// persistenceCell shows the model's WAPE ÷ persistence's at the steps it answered, and the share
+// of steps it answered.
+func persistenceCell(c replay.Comparison) string {
+	total := 0
+	for _, n := range c.Answered {
+		total += n
+	}
+	answered := math.NaN()
+	if total > 0 {
+		answered = float64(total-c.Answered["none"]) / float64(total)
+	}
+	return fmt.Sprintf("%s× (%s%%)", stats.Num(c.Model.WAPE()/c.Persistence.WAPE(), 2), stats.Num(100*answered, 0))
 }
 
 // wapeCell shows a model's WAPE beside seasonal-naive's and their ratio.

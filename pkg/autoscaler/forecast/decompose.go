@@ -157,7 +157,10 @@ func (d decomposition) recentLevel() float64 {
 // forecast a lead ahead, approximated in sample: the mean deseasonalized value of the preceding
 // RecentWindow plus the season, against the value. Only the busy part of the days counts (a
 // forecast of at least a quarter of the week's 95th percentile): near zero, relative errors are
-// large and capacity is not at stake. 0 when the errors are mostly below zero.
+// large and capacity is not at stake. With the weekly pattern fitted, days that broke it (see
+// ordinaryDays) are left out, so that the week after a holiday is provisioned as an ordinary
+// week. 0 when the errors
+// are mostly below zero.
 func (d decomposition) headroom(q float64) float64 {
 	w := int(RecentWindow / d.s.Step)
 	n := len(d.s.Values)
@@ -169,12 +172,13 @@ func (d decomposition) headroom(q float64) float64 {
 			sum, cnt = sum+v-d.season(i), cnt+1
 		}
 	}
-	var rel []float64
+	byDay := make([][]float64, (n-from+d.perDay-1)/d.perDay)
 	for i := from; i < n; i++ {
 		v := d.s.Values[i]
 		if cnt > 0 && !math.IsNaN(v) {
 			if pred := sum/float64(cnt) + d.season(i); pred > 0 && pred >= busy {
-				rel = append(rel, (v-pred)/pred)
+				k := (i - from) / d.perDay
+				byDay[k] = append(byDay[k], (v-pred)/pred)
 			}
 		}
 		if v := d.s.Values[i-w]; !math.IsNaN(v) {
@@ -184,7 +188,64 @@ func (d decomposition) headroom(q float64) float64 {
 			sum, cnt = sum+v-d.season(i), cnt+1
 		}
 	}
-	return math.Max(0, quantile(rel, q))
+	if d.weekly == nil { // without the weekly pattern, a weekend would look like a broken day
+		return math.Max(0, quantile(slices.Concat(byDay...), q))
+	}
+	return math.Max(0, quantile(ordinaryDays(byDay), q))
+}
+
+// BrokenDayFactor is how many times the typical day's median absolute relative error a day's
+// must exceed for the headroom to leave it out as a day that broke the pattern (a holiday, an
+// outage, a one-off event).
+const BrokenDayFactor = 2
+
+// ordinaryDays joins the relative errors of the days, leaving out those whose median absolute
+// error is above BrokenDayFactor times the median of the days' (at most half of the days).
+func ordinaryDays(byDay [][]float64) []float64 {
+	type dayErr struct {
+		k   int
+		mad float64
+	}
+	var days []dayErr
+	for k, e := range byDay {
+		if len(e) > 0 {
+			abs := make([]float64, len(e))
+			for i, v := range e {
+				abs[i] = math.Abs(v)
+			}
+			days = append(days, dayErr{k, median(abs)})
+		}
+	}
+	mads := make([]float64, len(days))
+	for i, de := range days {
+		mads[i] = de.mad
+	}
+	typical := median(mads)
+	slices.SortFunc(days, func(a, b dayErr) int { return cmpFloat(b.mad, a.mad) })
+	drop := map[int]bool{}
+	for _, de := range days[:len(days)/2] {
+		if de.mad > BrokenDayFactor*typical {
+			drop[de.k] = true
+		}
+	}
+	var out []float64
+	for k, e := range byDay {
+		if !drop[k] {
+			out = append(out, e...)
+		}
+	}
+	return out
+}
+
+// cmpFloat orders a and b.
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // persistence is the lag-one autocorrelation of the remainder over the last week, clamped to

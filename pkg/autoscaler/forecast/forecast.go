@@ -72,6 +72,8 @@ type Model struct {
 	weekly      []float64
 	// naive is the history SeasonalNaive repeats (the baseline); empty for the other methods.
 	naive Series
+	// skills are the model's scores at SkillLeads on the last SkillWindow of its history.
+	skills []Skill
 }
 
 // Bytes is about how many bytes m holds (0 for nil): the model cache reports it.
@@ -79,8 +81,9 @@ func (m *Model) Bytes() int64 {
 	if m == nil {
 		return 0
 	}
-	const fields = 160 // the struct and its slice headers
-	return fields + 8*int64(cap(m.daily)+cap(m.weekly)+cap(m.naive.Values))
+	const fields = 184 // the struct and its slice headers
+	const skill = 80   // a Skill: a lead and three accuracies
+	return fields + 8*int64(cap(m.daily)+cap(m.weekly)+cap(m.naive.Values)) + skill*int64(cap(m.skills))
 }
 
 // predict returns the forecast at t, before it is bounded below by 0.
@@ -119,12 +122,14 @@ func Fit(s Series, method Method) (*Model, error) {
 	switch method {
 	case SeasonalProfile:
 		m.setProfile(d)
+		m.scoreProfile(s)
 	case HoltWinters:
 		if err := m.setHoltWinters(d); err != nil {
 			return nil, err
 		}
 	case SeasonalNaive:
 		m.naive = s
+		m.scoreProfile(s)
 	default:
 		return nil, fmt.Errorf("unknown method %q: %w", method, ErrInvalidHistory)
 	}

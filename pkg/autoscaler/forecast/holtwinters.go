@@ -25,7 +25,7 @@ func hwGrid() (alpha, beta, gamma []float64) {
 // state of the factors with the least one-step squared error. Factors whose error or state is not
 // finite are not chosen; when no factors are left, the history is invalid.
 func (m *Model) setHoltWinters(d decomposition) error {
-	best, bestErr, found := hwState{}, math.Inf(1), false
+	best, bestErr, found, bestP := hwState{}, math.Inf(1), false, hwParams{}
 	alphas, betas, gammas := hwGrid()
 	gammaWeek := []float64{0}
 	if d.weekly != nil {
@@ -35,9 +35,10 @@ func (m *Model) setHoltWinters(d decomposition) error {
 		for _, b := range betas {
 			for _, gd := range gammas {
 				for _, gw := range gammaWeek {
-					st, sse := d.runHoltWinters(hwParams{a, b, gd, gw})
+					p := hwParams{a, b, gd, gw}
+					st, sse := d.runHoltWinters(p, nil)
 					if finite(sse) && st.finite() && (!found || sse < bestErr) {
-						best, bestErr, found = st, sse, true
+						best, bestErr, found, bestP = st, sse, true, p
 					}
 				}
 			}
@@ -49,6 +50,7 @@ func (m *Model) setHoltWinters(d decomposition) error {
 	// The state is the level at the last value.
 	m.base, m.slope, m.slopeUnit, m.origin = best.level, best.trend, d.s.Step, d.s.End().Add(-d.s.Step)
 	m.daily, m.weekly = best.daily, best.weekly
+	m.scoreHoltWinters(d, bestP)
 	return nil
 }
 
@@ -71,8 +73,8 @@ func (st hwState) finite() bool {
 // squared one-step errors after the first day (the warm-up). Each error is clipped to the outlier
 // bound before it updates the state or counts (robust Holt-Winters): a spike moves the level and
 // its slot of the profiles no more than a value at the bound would. A missing value advances the
-// level by the trend and leaves the seasons as they are.
-func (d decomposition) runHoltWinters(p hwParams) (hwState, float64) {
+// level by the trend and leaves the seasons as they are. observe, when set, sees the state after each value.
+func (d decomposition) runHoltWinters(p hwParams, observe func(i int, st hwState)) (hwState, float64) {
 	st := hwState{level: d.level[0], daily: append([]float64(nil), d.daily...)}
 	if d.weekly != nil {
 		st.weekly = append([]float64(nil), d.weekly...)
@@ -86,6 +88,9 @@ func (d decomposition) runHoltWinters(p hwParams) (hwState, float64) {
 		}
 		if math.IsNaN(x) {
 			st.level += st.trend
+			if observe != nil {
+				observe(i, st)
+			}
 			continue
 		}
 		pred := st.level + st.trend + st.daily[ds] + w
@@ -100,6 +105,9 @@ func (d decomposition) runHoltWinters(p hwParams) (hwState, float64) {
 		st.daily[ds] = p.gammaDay*(x-level-w) + (1-p.gammaDay)*st.daily[ds]
 		if st.weekly != nil {
 			st.weekly[ws] = p.gammaWeek*(x-level-st.daily[ds]) + (1-p.gammaWeek)*w
+		}
+		if observe != nil {
+			observe(i, st)
 		}
 	}
 	return st, sse

@@ -35,7 +35,7 @@ var (
 	ErrBeyondHorizon = errors.New("time outside the forecast horizon")
 )
 
-// Reason returns the condition reason for an error of Fit, or "" for other errors.
+// Reason returns the condition reason for an error of Fit or Model.Earns, or "" for other errors.
 func Reason(err error) string {
 	switch {
 	case errors.Is(err, ErrHistoryTooShort):
@@ -46,6 +46,10 @@ func Reason(err error) string {
 		return ReasonNotSeasonal
 	case errors.Is(err, ErrInvalidHistory):
 		return ReasonInvalidHistory
+	case errors.Is(err, ErrNoBetterThanPersistence):
+		return ReasonNoBetterThanPersistence
+	case errors.Is(err, ErrHeadroomTooHigh):
+		return ReasonHeadroomTooHigh
 	}
 	return ""
 }

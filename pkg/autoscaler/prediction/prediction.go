@@ -77,7 +77,8 @@ func (m *Models) Forecast(ctx context.Context, pa *podpilotv1alpha1.PodAutoscale
 }
 
 // forecastMetric forecasts one metric at now + lead from its model, anchored on the metric's
-// aggregate this round.
+// aggregate this round; none when the model does not earn its place at lead (forecast.Model.Earns):
+// the metric then scales reactively, and the status says why.
 func (m *Models) forecastMetric(ctx context.Context, p Plan, dm decision.Metric, lead time.Duration, now time.Time) metricForecast {
 	mf := metricForecast{point: math.NaN(), load: math.NaN()}
 	f, err := m.get(ctx, p)
@@ -90,6 +91,10 @@ func (m *Models) forecastMetric(ctx context.Context, p Plan, dm decision.Metric,
 		return mf
 	}
 	mf.fitted, mf.model = f.at, f.model.Method
+	if err := f.model.Earns(lead); err != nil {
+		mf.err = fmt.Errorf("forecast %s: %w", dm.Name, err)
+		return mf
+	}
 	v, err := f.model.AtFrom(now.Add(lead), now, aggregate(dm))
 	if err != nil {
 		mf.err = fmt.Errorf("forecast %s at %s: %w", dm.Name, now.Add(lead).UTC().Format(time.RFC3339), err)

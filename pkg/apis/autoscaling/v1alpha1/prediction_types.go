@@ -9,7 +9,8 @@ import (
 const (
 	// ConditionPredictionActive says whether the forecast is on: True with reason ForecastRaised,
 	// ForecastNotRaised or ForecastOnly (would have raised or not, said in the message); False
-	// with the reason it is off (HistoryTooShort, HistoryGappy, NotSeasonal, HistoryUnavailable).
+	// with the reason it is off (HistoryTooShort, HistoryGappy, NotSeasonal, InvalidHistory, NoBetterThanPersistence,
+	// HeadroomTooHigh, HistoryUnavailable).
 	ConditionPredictionActive = "PredictionActive"
 	// ConditionScheduleActive says whether a schedule window's floor holds (True, WindowActive),
 	// none does (False, NoActiveWindow), or a window cannot be read (False, InvalidSchedule).

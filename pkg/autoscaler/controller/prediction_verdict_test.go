@@ -1,0 +1,44 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/forecast"
+)
+
+// brokenPattern is eveningRush until a day before the fixture's now, then flat at 1000 qps: the
+// last day broke the pattern (a holiday), so the load now, one lead later, forecasts it better
+// than the daily pattern does.
+func brokenPattern(t time.Time) float64 {
+	if now.Sub(t) <= 24*time.Hour {
+		return eveningRush(t.Add(-3 * time.Hour)) // 1000 qps, its noise, no rush
+	}
+	return eveningRush(t)
+}
+
+func TestAForecastNoBetterThanPersistenceStepsAsideWithBothErrorsInBothModes(t *testing.T) {
+	for _, mode := range []podpilotv1alpha1.PredictionMode{podpilotv1alpha1.PredictionScaleOut, podpilotv1alpha1.PredictionForecastOnly} {
+		t.Run(string(mode), func(t *testing.T) {
+			f := newPredictionFixture(t, &fakeHistory{load: brokenPattern}, predicting(mode))
+			f.fitAt(now)
+			f.syncAt(now)
+			pa := f.autoscaler()
+			c := meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive)
+			if c == nil || c.Status != "False" || c.Reason != forecast.ReasonNoBetterThanPersistence ||
+				!strings.Contains(c.Message, "against persistence's") || !strings.Contains(c.Message, "seasonal-naive's") {
+				t.Errorf("PredictionActive = %+v, want False NoBetterThanPersistence with the model's and persistence's WAPE", c)
+			}
+			if got := f.replicas("deployment"); got != 1 {
+				t.Errorf("replicas = %d, want the metrics' 1: the forecast that does not earn its place does not act", got)
+			}
+			if ld := pa.Status.LastDecision; ld != nil && strings.Contains(ld.Winner, "forecast") {
+				t.Errorf("status.lastDecision = %+v, want no forecast in it", ld)
+			}
+		})
+	}
+}

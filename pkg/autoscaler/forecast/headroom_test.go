@@ -1,0 +1,55 @@
+package forecast
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// withFlatDays samples sh every minute for span from t0 with relative white noise of sd noise;
+// on the days flat (counted from t0) the load stays at sh's level: holidays that break the pattern.
+func withFlatDays(sh shape, span time.Duration, noise float64, flat ...int) Series {
+	r := rand.New(rand.NewPCG(11, 12))
+	s := Series{Start: t0, Step: time.Minute}
+	for at := t0; at.Before(t0.Add(span)); at = at.Add(time.Minute) {
+		v := sh.at(at)
+		for _, d := range flat {
+			if int(at.Sub(t0)/day) == d {
+				v = sh.level
+			}
+		}
+		s.Values = append(s.Values, math.Max(0, v*(1+noise*r.NormFloat64())))
+	}
+	return s
+}
+
+// TestTheHeadroomForgetsADayThatBrokeThePattern: the headroom is the 90th percentile of the
+// last week's relative errors without the days whose errors were far larger than the others'
+// (a holiday): after a holiday, it stays near an ordinary week's.
+func TestTheHeadroomForgetsADayThatBrokeThePattern(t *testing.T) {
+	sh := shape{level: 1000, daily: 600}
+	ordinary, err := Fit(withFlatDays(sh, 21*day, 0.03), HoltWinters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		flat []int
+	}{
+		{name: "a holiday three days before the history's end", flat: []int{18}},
+		{name: "two holidays in the last week", flat: []int{15, 18}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := Fit(withFlatDays(sh, 21*day, 0.03, tt.flat...), HoltWinters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("headroom %.3f, an ordinary week's %.3f", m.Headroom, ordinary.Headroom)
+			if m.Headroom > 1.1*ordinary.Headroom+0.002 {
+				t.Errorf("headroom after the holiday %.3f, want within 1.1x of an ordinary week's %.3f", m.Headroom, ordinary.Headroom)
+			}
+		})
+	}
+}
