@@ -31,7 +31,7 @@ func TestPredictionSurvivesEveryFastPath(t *testing.T) {
 	for _, mode := range []podpilotv1alpha1.PredictionMode{podpilotv1alpha1.PredictionForecastOnly, podpilotv1alpha1.PredictionScaleOut} {
 		for _, p := range paths {
 			t.Run(fmt.Sprintf("%s: %s", mode, p.name), func(t *testing.T) {
-				h := &fakeHistory{load: eveningRush}
+				h := &fakeHistory{Load: eveningRush}
 				f := newFixture(t, qpsPerPod("1000", podNames(1)...), nil,
 					append(seedPods(1), seedDeployment(p.replicas),
 						seedAutoscaler(checkpointed(p.replicas), predicting(mode), p.mutate))...)

@@ -12,7 +12,7 @@ import (
 func TestTheModelCachesSizeIsExportedInPodpilotsMetrics(t *testing.T) {
 	f, reg := metricsFixture(t, qpsPerPod("1000", podNames(1)...), false,
 		append(seedPods(1), seedDeployment(1), seedAutoscaler(checkpointed(1), predicting(podpilotv1alpha1.PredictionScaleOut)))...)
-	models, err := prediction.NewModels(&fakeHistory{load: eveningRush}, f.clock, DefaultPredictionRefresh, 10, f.ctrl.metrics.ModelCache)
+	models, err := prediction.NewModels(&fakeHistory{Load: eveningRush}, f.clock, DefaultPredictionRefresh, 10, f.ctrl.metrics.ModelCache)
 	if err != nil {
 		t.Fatal(err)
 	}

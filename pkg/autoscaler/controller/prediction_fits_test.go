@@ -15,8 +15,8 @@ import (
 
 // gated returns a history source whose reads wait until the test ends.
 func gated(t *testing.T, load func(time.Time) float64) *fakeHistory {
-	h := &fakeHistory{load: load, gate: make(chan struct{})}
-	t.Cleanup(func() { close(h.gate) })
+	h := &fakeHistory{Load: load, Gate: make(chan struct{})}
+	t.Cleanup(func() { close(h.Gate) })
 	return h
 }
 
@@ -54,7 +54,7 @@ func TestARefusedFitIsNotRetriedBeforeItsRefreshAndItsRefitNeverHoldsUpARound(t 
 		}
 		return eveningRush(t)
 	}
-	h := &fakeHistory{load: short}
+	h := &fakeHistory{Load: short}
 	f := newPredictionFixture(t, h, predicting(podpilotv1alpha1.PredictionScaleOut))
 	f.fitAt(now)
 	// Rounds within the refresh, less its jitter.
@@ -64,13 +64,11 @@ func TestARefusedFitIsNotRetriedBeforeItsRefreshAndItsRefitNeverHoldsUpARound(t 
 	if got := condition(f.autoscaler(), podpilotv1alpha1.ConditionPredictionActive); got != "False HistoryTooShort" {
 		t.Errorf("PredictionActive = %s (%s)", got, describe(f.autoscaler()))
 	}
-	if n := len(h.requests()); n != 1 {
+	if n := len(h.Requests()); n != 1 {
 		t.Errorf("%d history reads in the rounds within the refresh, want 1: the refusal is held", n)
 	}
-	h.mu.Lock()
-	h.gate = make(chan struct{})
-	h.mu.Unlock()
-	defer close(h.gate)
+	h.SetGate(make(chan struct{}))
+	defer close(h.Gate)
 	f.syncAt(now.Add(DefaultPredictionRefresh)) // the refit is due and held up at the gate
 	if got := condition(f.autoscaler(), podpilotv1alpha1.ConditionPredictionActive); got != "False HistoryTooShort" {
 		t.Errorf("PredictionActive while the refit runs = %s, want the refusal held", got)

@@ -1,10 +1,8 @@
 package controller
 
 import (
-	"context"
 	"math"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,76 +15,19 @@ import (
 	"k8s.io/utils/ptr"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/autoscalertest"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
 	"github.com/podpilot/podpilot/pkg/autoscaler/prediction"
 )
 
-// fakeHistory serves a history from a load function of time; err fails every read. It records
-// the requests.
-type fakeHistory struct {
-	mu   sync.Mutex
-	load func(time.Time) float64
-	err  error
-	reqs []metrics.HistoryRequest
-	// gate, when set, holds every read until it is closed.
-	gate chan struct{}
-}
+// fakeHistory, eveningRush and predicting are the tests' shared history fixtures.
+type fakeHistory = autoscalertest.History
 
-func (h *fakeHistory) read(req metrics.HistoryRequest) ([]float64, error) {
-	h.mu.Lock()
-	h.reqs = append(h.reqs, req)
-	gate := h.gate
-	h.mu.Unlock()
-	if gate != nil {
-		<-gate
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.err != nil {
-		return nil, h.err
-	}
-	var out []float64
-	for t := req.Start; !t.After(req.End); t = t.Add(req.Step) {
-		out = append(out, h.load(t.Add(-req.Step/2))) // the value at t is the load around t - step/2
-	}
-	return out, nil
-}
-
-func (h *fakeHistory) ObjectsHistory(_ context.Context, req metrics.HistoryRequest) ([]float64, error) {
-	return h.read(req)
-}
-
-func (h *fakeHistory) ExternalHistory(_ context.Context, req metrics.HistoryRequest) ([]float64, error) {
-	return h.read(req)
-}
-
-func (h *fakeHistory) requests() []metrics.HistoryRequest {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]metrics.HistoryRequest(nil), h.reqs...)
-}
-
-// eveningRush is a daily load in qps over the seed's pods: 1000 until 21:02 UTC (the fixture's
-// now is 21:00), rising to 9000 by 21:07 and back to 1000 at 23:00, with a little noise.
-func eveningRush(t time.Time) float64 {
-	h := float64(t.UTC().Hour()) + float64(t.UTC().Minute())/60
-	v := 1000.0
-	switch {
-	case h >= 21+2.0/60 && h < 21+7.0/60:
-		v += 8000 * (h - 21 - 2.0/60) / (5.0 / 60)
-	case h >= 21+7.0/60 && h < 23:
-		v = 9000
-	}
-	return v * (1 + 0.01*math.Sin(float64(t.Unix()/60)*1.7))
-}
-
-// predicting sets spec.prediction with a 10-minute lead time: at 21:10 the rush is at 9000.
-func predicting(mode podpilotv1alpha1.PredictionMode) func(*podpilotv1alpha1.PodAutoscaler) {
-	return func(pa *podpilotv1alpha1.PodAutoscaler) {
-		pa.Spec.Prediction = &podpilotv1alpha1.PredictionSpec{Mode: mode, HistoryDays: ptr.To[int32](3), LeadTimeSeconds: ptr.To[int32](600)}
-	}
-}
+var (
+	eveningRush = autoscalertest.EveningRush
+	predicting  = autoscalertest.Predicting
+)
 
 // newPredictionFixture is the seed on one pod at 1000 qps (1 replica's worth) with history.
 func newPredictionFixture(t *testing.T, h *fakeHistory, mutate ...func(*podpilotv1alpha1.PodAutoscaler)) *fixture {
@@ -115,7 +56,7 @@ func (f *fixture) fitAt(at time.Time) {
 }
 
 func TestScaleOutRaisesTheReplicasForTheLoadForecastOneLeadAhead(t *testing.T) {
-	h := &fakeHistory{load: eveningRush}
+	h := &fakeHistory{Load: eveningRush}
 	f := newPredictionFixture(t, h, predicting(podpilotv1alpha1.PredictionScaleOut))
 	f.fitAt(now)
 	f.syncAt(now)
@@ -141,7 +82,7 @@ func TestScaleOutRaisesTheReplicasForTheLoadForecastOneLeadAhead(t *testing.T) {
 		!cmp.Equal(ld.Changes, []string{"ScaleUpLimit: 5 to 4"}) {
 		t.Errorf("status.lastDecision = %+v, want 1 to 4 won by the forecast, limited by the scale-up limit", ld)
 	}
-	reqs := h.requests()
+	reqs := h.Requests()
 	want := metrics.HistoryRequest{Namespace: ns, Metric: "zdns_vanguard_qps", Resource: schema.GroupResource{Resource: "pods"},
 		Names: "vg1-vanguard-[a-z0-9]+-[a-z0-9]+", Selector: labels.Everything(),
 		Start: now.Add(-72*time.Hour - 30*time.Second), End: now.Add(-30 * time.Second), Step: time.Minute}
@@ -151,7 +92,7 @@ func TestScaleOutRaisesTheReplicasForTheLoadForecastOneLeadAhead(t *testing.T) {
 }
 
 func TestForecastOnlyWritesNoScaleAndSaysWhatItWouldHaveDone(t *testing.T) {
-	f := newPredictionFixture(t, &fakeHistory{load: eveningRush}, predicting(podpilotv1alpha1.PredictionForecastOnly))
+	f := newPredictionFixture(t, &fakeHistory{Load: eveningRush}, predicting(podpilotv1alpha1.PredictionForecastOnly))
 	f.fitAt(now)
 	f.syncAt(now)
 	pa := f.autoscaler()
@@ -177,7 +118,7 @@ func TestAHistoryTooShortTurnsTheForecastOffWithTheRefusalsReason(t *testing.T) 
 		}
 		return eveningRush(t)
 	}
-	f := newPredictionFixture(t, &fakeHistory{load: short}, predicting(podpilotv1alpha1.PredictionScaleOut))
+	f := newPredictionFixture(t, &fakeHistory{Load: short}, predicting(podpilotv1alpha1.PredictionScaleOut))
 	f.fitAt(now)
 	f.syncAt(now)
 	pa := f.autoscaler()
@@ -190,7 +131,7 @@ func TestAHistoryTooShortTurnsTheForecastOffWithTheRefusalsReason(t *testing.T) 
 }
 
 func TestAnUnreadableHistoryTurnsTheForecastOffAndIsReadAgainAfterAMinute(t *testing.T) {
-	h := &fakeHistory{load: eveningRush, err: errProm}
+	h := &fakeHistory{Load: eveningRush, Err: errProm}
 	f := newPredictionFixture(t, h, predicting(podpilotv1alpha1.PredictionScaleOut))
 	f.fitAt(now)
 	f.syncAt(now)
@@ -202,12 +143,10 @@ func TestAnUnreadableHistoryTurnsTheForecastOffAndIsReadAgainAfterAMinute(t *tes
 	if got := f.replicas("deployment"); got != 1 {
 		t.Errorf("replicas = %d, want the metrics' 1", got)
 	}
-	if n := len(h.requests()); n != 1 {
+	if n := len(h.Requests()); n != 1 {
 		t.Errorf("%d history reads in two rounds within a minute, want 1", n)
 	}
-	h.mu.Lock()
-	h.err = nil
-	h.mu.Unlock()
+	h.SetErr(nil)
 	f.fitAt(now.Add(prediction.HistoryRetry + time.Second))
 	f.syncAt(now.Add(prediction.HistoryRetry + time.Second))
 	if got := condition(f.autoscaler(), podpilotv1alpha1.ConditionPredictionActive); !strings.HasPrefix(got, "True") {
@@ -216,7 +155,7 @@ func TestAnUnreadableHistoryTurnsTheForecastOffAndIsReadAgainAfterAMinute(t *tes
 }
 
 func TestTurningPredictionOffClearsItsStatusAndCondition(t *testing.T) {
-	f := newPredictionFixture(t, &fakeHistory{load: eveningRush}, predicting(podpilotv1alpha1.PredictionForecastOnly))
+	f := newPredictionFixture(t, &fakeHistory{Load: eveningRush}, predicting(podpilotv1alpha1.PredictionForecastOnly))
 	f.fitAt(now)
 	f.syncAt(now)
 	pa := f.autoscaler()

@@ -24,7 +24,7 @@ func brokenPattern(t time.Time) float64 {
 func TestAForecastNoBetterThanPersistenceStepsAsideWithBothErrorsInBothModes(t *testing.T) {
 	for _, mode := range []podpilotv1alpha1.PredictionMode{podpilotv1alpha1.PredictionScaleOut, podpilotv1alpha1.PredictionForecastOnly} {
 		t.Run(string(mode), func(t *testing.T) {
-			f := newPredictionFixture(t, &fakeHistory{load: brokenPattern}, predicting(mode))
+			f := newPredictionFixture(t, &fakeHistory{Load: brokenPattern}, predicting(mode))
 			f.fitAt(now)
 			f.syncAt(now)
 			pa := f.autoscaler()

@@ -21,10 +21,6 @@ import (
 	"github.com/podpilot/podpilot/pkg/autoscaler/prediction"
 )
 
-func (h *fakeHistory) ResourceHistory(_ context.Context, req metrics.HistoryRequest) ([]float64, error) {
-	return h.read(req)
-}
-
 // resourceHistories serves resource histories only, one load function per resource and
 // container ("cpu", "memory/vanguard"); a custom or external read fails. It records the requests.
 type resourceHistories struct {
@@ -59,8 +55,8 @@ func (h *resourceHistories) ResourceHistory(_ context.Context, req metrics.Histo
 	if !ok {
 		return nil, errors.New("no history of " + key)
 	}
-	fh := fakeHistory{load: load}
-	return fh.read(req)
+	fh := fakeHistory{Load: load}
+	return fh.Read(req)
 }
 
 // cpuAndContainerMemory replaces the seed's qps metric by cpu at 50% of its 500m request (250m a

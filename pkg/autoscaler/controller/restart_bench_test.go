@@ -28,8 +28,8 @@ func BenchmarkRestartWith500PredictivePodAutoscalers(b *testing.B) {
 	})
 	f := newFixture(t, perNamespace, nil, objs...)
 	f.t = t
-	h := &fakeHistory{load: eveningRush, gate: make(chan struct{})}
-	defer close(h.gate)
+	h := &fakeHistory{Load: eveningRush, Gate: make(chan struct{})}
+	defer close(h.Gate)
 	f.history = h
 	go func() { // the fake recorder holds 100 events; 500 rescales make 500
 		for range f.recorder.Events {

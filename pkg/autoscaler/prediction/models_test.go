@@ -8,7 +8,7 @@ import (
 )
 
 func TestModelsAreSharedPerDistinctHistoryAndARefitReadsOnlyTheTail(t *testing.T) {
-	h := &fakeHistory{load: eveningRush}
+	h := &fakeHistory{Load: eveningRush}
 	f := newModelsFixture(t, h)
 	p := seedQPSPlan()
 	waitForFit(t, f.models, p, now)
@@ -21,7 +21,7 @@ func TestModelsAreSharedPerDistinctHistoryAndARefitReadsOnlyTheTail(t *testing.T
 	if _, err := f.models.get(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(h.requests()); n != 1 {
+	if n := len(h.Requests()); n != 1 {
 		t.Errorf("%d history reads within the refresh, want 1: the fit is reused", n)
 	}
 	f.clock.Step(DefaultRefresh - 2*HistoryRetry)
@@ -32,7 +32,7 @@ func TestModelsAreSharedPerDistinctHistoryAndARefitReadsOnlyTheTail(t *testing.T
 	if got.model == nil {
 		t.Fatalf("refit: %+v", got)
 	}
-	reqs := h.requests()
+	reqs := h.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d history reads, want 2: one per refresh", len(reqs))
 	}
@@ -59,7 +59,7 @@ func waitForFit(t *testing.T, m *Models, p Plan, at time.Time) Fit {
 // the held model answers the rounds, for up to MaxStaleFits refreshes past its refresh; past
 // that the forecast is off until the refit lands, and the round still does not wait.
 func TestADueRefitNeverHoldsUpARound(t *testing.T) {
-	h := &fakeHistory{load: eveningRush}
+	h := &fakeHistory{Load: eveningRush}
 	f := newModelsFixture(t, h)
 	p := seedQPSPlan()
 	first := waitForFit(t, f.models, p, now)
@@ -67,9 +67,7 @@ func TestADueRefitNeverHoldsUpARound(t *testing.T) {
 		t.Fatalf("first fit: %+v", first)
 	}
 	gate := make(chan struct{})
-	h.mu.Lock()
-	h.gate = gate
-	h.mu.Unlock()
+	h.SetGate(gate)
 	f.clock.Step(DefaultRefresh)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
@@ -81,14 +79,11 @@ func TestADueRefitNeverHoldsUpARound(t *testing.T) {
 	if got := waitForFit(t, f.models, p, first.at.Add(DefaultRefresh)); got.model == nil {
 		t.Fatalf("the background refit: %+v", got)
 	}
-	h.mu.Lock()
-	h.gate = make(chan struct{})
-	h.mu.Unlock()
+	held := make(chan struct{})
+	h.SetGate(held)
 	f.clock.Step(time.Duration(2+MaxStaleFits) * DefaultRefresh) // the held model is too old to answer
 	if got, err := f.models.get(t.Context(), p); !errors.Is(err, errForecastNotReady) {
 		t.Errorf("past %d refreshes with the refit held up: got %+v, %v; want no forecast, not ready, at once", 1+MaxStaleFits, got, err)
 	}
-	h.mu.Lock()
-	close(h.gate)
-	h.mu.Unlock()
+	close(held)
 }
