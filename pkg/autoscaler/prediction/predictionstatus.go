@@ -51,7 +51,9 @@ func Record(remember func(change func(*Accuracies)), base, pa *podpilotv1alpha1.
 	d decision.Decision, now time.Time, period time.Duration) {
 	if pr.mode == "" {
 		pa.Status.Prediction = nil
-		meta.RemoveStatusCondition(&pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive)
+		if meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive) != nil { // Remove copies the list every call
+			meta.RemoveStatusCondition(&pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive)
+		}
 		remember(func(acc *Accuracies) { *acc = nil })
 		return
 	}

@@ -58,7 +58,9 @@ type Memory struct {
 func Floor(rec events.EventRecorder, remember func(change func(*Memory)), base, pa *podpilotv1alpha1.PodAutoscaler, now time.Time) decision.Floor {
 	if len(pa.Spec.Schedules) == 0 {
 		pa.Status.Schedules = nil
-		meta.RemoveStatusCondition(&pa.Status.Conditions, podpilotv1alpha1.ConditionScheduleActive)
+		if meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionScheduleActive) != nil { // Remove copies the list every call
+			meta.RemoveStatusCondition(&pa.Status.Conditions, podpilotv1alpha1.ConditionScheduleActive)
+		}
 		remember(func(m *Memory) { *m = Memory{} })
 		return decision.Floor{}
 	}
