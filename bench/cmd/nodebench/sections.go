@@ -28,6 +28,8 @@ type env struct {
 	c      *framework.Cluster
 	o      options
 	images string
+	// sync is both autoscalers' sync period in this run.
+	sync time.Duration
 }
 
 func numCPU() int { return runtime.NumCPU() }
