@@ -159,7 +159,7 @@ func (e *env) oneStep(ctx context.Context, run *stepRun, i int) (map[string]reac
 	}
 	before := map[string]int32{}
 	for _, who := range []string{"pa", "hpa"} {
-		n, err := e.c.Replicas(ctx, "deployment", loadNamespace, kind.name+"-"+who)
+		n, err := e.c.Replicas(ctx, "Deployment", loadNamespace, kind.name+"-"+who)
 		if err != nil {
 			return nil, err
 		}
@@ -251,7 +251,10 @@ func (e *env) observe(ctx context.Context, kind stepKind, step time.Time) map[st
 			if err != nil {
 				metric = math.NaN()
 			}
-			replicas, _ := e.c.Replicas(ctx, "deployment", loadNamespace, name)
+			replicas, err := e.c.Replicas(ctx, "Deployment", loadNamespace, name)
+			if err != nil {
+				continue // no look this time
+			}
 			s := sample{At: time.Since(step), Metric: metric, Replicas: replicas, Ready: e.readyEndpoints(ctx, name)}
 			prev := out[who]
 			if len(prev) == 0 || prev[len(prev)-1].Replicas != s.Replicas || prev[len(prev)-1].Ready != s.Ready {
