@@ -103,6 +103,9 @@ func (e *env) startMetricsServer(ctx context.Context) (stop func(), err error) {
 // (1m; the binary's own default is 10m) and registers it as
 // custom.metrics.k8s.io.
 func (e *env) startPrometheusAdapter(ctx context.Context) (stop func(), err error) {
+	if e.adapterUp {
+		return func() {}, nil
+	}
 	if e.o.adapter == "" {
 		return func() {}, fmt.Errorf("no prometheus-adapter binary: pass --prometheus-adapter (make bench-node builds it)")
 	}
@@ -126,5 +129,6 @@ func (e *env) startPrometheusAdapter(ctx context.Context) (stop func(), err erro
 		a.Stop()
 		return func() {}, err
 	}
+	e.adapterUp = true
 	return a.Stop, nil
 }

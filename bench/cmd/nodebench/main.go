@@ -41,6 +41,7 @@ type options struct {
 	tuned    bool
 	scrape   time.Duration
 	adapter  string
+	rampIn   time.Duration
 }
 
 func main() {
@@ -57,9 +58,10 @@ func run(args []string) int {
 	fs.DurationVar(&o.window, "window", 90*time.Second, "length of each idle or busy measurement")
 	fs.DurationVar(&o.timeout, "timeout", 75*time.Minute, "bound on the whole run")
 	fs.IntVar(&o.steps, "steps", 5, "load steps per step section, spread over the sync phase")
-	fs.StringVar(&o.sections, "sections", "image,cpu,custom", "comma-separated sections: image, cpu, custom (load steps), or footprint, utilization (podpilot serving metrics.k8s.io; not with cpu or custom)")
+	fs.StringVar(&o.sections, "sections", "image,cpu,custom", "comma-separated sections: image, cpu, custom (load steps), predict (a daily ramp, ScaleOut), or footprint, utilization (podpilot serving metrics.k8s.io; not with cpu or custom)")
 	fs.BoolVar(&o.tuned, "tuned", false, "both autoscalers' sync period at 5s instead of their defaults (15s); the report is named …-tuned.md")
 	fs.DurationVar(&o.scrape, "scrape-interval", 15*time.Second, "Prometheus' scrape interval (15s: its example configuration's, and what podpilot's rules recommend)")
+	fs.DurationVar(&o.rampIn, "ramp-in", 7*time.Minute, "predict: the daily ramp starts this long after the section starts (backfill, fit and the lead time come before)")
 	fs.StringVar(&o.adapter, "prometheus-adapter", os.Getenv("PROMETHEUS_ADAPTER"), "the prometheus-adapter binary for the custom section (hack/build-tools.sh prometheus-adapter; also PROMETHEUS_ADAPTER)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -91,7 +93,7 @@ func bench(ctx context.Context, o options) (string, error) {
 		sections[strings.TrimSpace(name)] = true
 	}
 	legacy := sections["footprint"] || sections["utilization"]
-	if legacy && (sections["cpu"] || sections["custom"]) {
+	if legacy && (sections["cpu"] || sections["custom"] || sections["predict"]) {
 		return "", fmt.Errorf("--sections: footprint and utilization install podpilot serving metrics.k8s.io, cpu and custom at the defaults beside metrics-server: run them apart")
 	}
 	_ = os.RemoveAll(o.stateDir)
@@ -123,7 +125,7 @@ func bench(ctx context.Context, o options) (string, error) {
 	if err := c.InstallChart(ctx, install); err != nil {
 		return "", err
 	}
-	if sections["cpu"] || sections["custom"] {
+	if sections["cpu"] || sections["custom"] || sections["predict"] {
 		if err := c.ImportImage(ctx, filepath.Join(e.images, "workload.tar")); err != nil {
 			return "", err
 		}
@@ -185,6 +187,7 @@ func (e *env) sections(ctx context.Context, selected map[string]bool) []report.S
 		{name: "utilization", run: e.utilization},
 		{name: "cpu", start: e.startMetricsServer, run: func(ctx context.Context) (report.Section, error) { return e.loadSteps(ctx, e.cpuKind()) }},
 		{name: "custom", start: e.startPrometheusAdapter, run: func(ctx context.Context) (report.Section, error) { return e.loadSteps(ctx, e.customKind()) }},
+		{name: "predict", start: e.startPrometheusAdapter, run: e.predict},
 	}
 	for _, s := range all {
 		if !selected[s.name] {
