@@ -88,6 +88,9 @@ func run(args []string) int {
 // writes the report.
 func bench(ctx context.Context, o options) (string, error) {
 	begin := time.Now()
+	// The report is named after the commit the run started at (the image's),
+	// whatever is committed while it runs.
+	sha, _ := exec.Command("git", "-C", framework.RepoRoot(), "rev-parse", "--short", "HEAD").Output()
 	sections := map[string]bool{}
 	for _, name := range strings.Split(o.sections, ",") {
 		sections[strings.TrimSpace(name)] = true
@@ -163,7 +166,7 @@ func bench(ctx context.Context, o options) (string, error) {
 	} else if legacy {
 		suffix = "-podpilot-metrics"
 	}
-	return write(o.outDir, suffix, r)
+	return write(o.outDir, strings.TrimSpace(string(sha))+suffix, r)
 }
 
 // sections runs the selected sections in order; a failed one is reported
@@ -226,9 +229,8 @@ func hpaSettings(c *framework.Cluster) string {
 		s.SyncPeriod, s.Tolerance, s.DownscaleStabilization, s.CPUInitializationPeriod, s.InitialReadinessDelay)
 }
 
-func write(dir, suffix string, r report.Report) (string, error) {
-	sha, _ := exec.Command("git", "-C", framework.RepoRoot(), "rev-parse", "--short", "HEAD").Output()
-	path := filepath.Join(dir, fmt.Sprintf("node-%s-%s%s.md", time.Now().Format("2006-01-02"), strings.TrimSpace(string(sha)), suffix))
+func write(dir, name string, r report.Report) (string, error) {
+	path := filepath.Join(dir, fmt.Sprintf("node-%s-%s.md", time.Now().Format("2006-01-02"), name))
 	if err := os.WriteFile(path, []byte(r.Markdown()), 0o644); err != nil {
 		return "", fmt.Errorf("write report: %w", err)
 	}
