@@ -94,12 +94,13 @@ func (e *env) predict(ctx context.Context) (report.Section, error) {
 		}
 	}()
 	samples := e.watch(ctx, kind, start, end)
-	table := report.Table{Header: []string{"autoscaler", "pods", "first scale-out", "last new pod Ready", "last new pod Ready before the peak (ramp start + " + rampRise.String() + ")"}}
+	table := report.Table{Header: []string{"autoscaler", "pods", "ready endpoints at the ramp's start", "first scale-out", "last new pod Ready",
+		"last new pod Ready, since the peak (ramp start + " + rampRise.String() + ")"}}
 	for _, who := range []string{"pa", "hpa"} {
 		ss := samples[who]
 		label := map[string]string{"pa": "PodAutoscaler, ScaleOut", "hpa": "stock HPA"}[who]
 		if len(ss) == 0 {
-			table.Rows = append(table.Rows, []string{label, "no look", "", "", ""})
+			table.Rows = append(table.Rows, []string{label, "no look", "", "", "", ""})
 			continue
 		}
 		final := ss[len(ss)-1].Replicas
@@ -116,7 +117,13 @@ func (e *env) predict(ctx context.Context) (report.Section, error) {
 			peakAhead, _ := readyAhead(ss, start, rampAt.Add(rampRise), int(final))
 			peak = signed(-peakAhead)
 		}
-		table.Rows = append(table.Rows, []string{label, fmt.Sprintf("1 → %d", final), first, ready, peak})
+		atRamp := 0
+		for _, s := range ss {
+			if !start.Add(s.At).After(rampAt) {
+				atRamp = s.Ready
+			}
+		}
+		table.Rows = append(table.Rows, []string{label, fmt.Sprintf("1 → %d", final), fmt.Sprint(atRamp), first, ready, peak})
 	}
 	sec.Tables = []report.Table{table}
 	if pa, err := pp.AutoscalingV1alpha1().PodAutoscalers(loadNamespace).Get(ctx, kind.name+"-pa-0", metav1.GetOptions{}); err == nil {
@@ -128,7 +135,7 @@ func (e *env) predict(ctx context.Context) (report.Section, error) {
 		}
 	}
 	sec.Headline = []string{fmt.Sprintf("predicted ramp: last new pod Ready at ramp start %s (PodAutoscaler ScaleOut), %s (stock HPA); one ramp",
-		table.Rows[0][3], table.Rows[len(table.Rows)-1][3])}
+		table.Rows[0][4], table.Rows[len(table.Rows)-1][4])}
 	return sec, nil
 }
 
