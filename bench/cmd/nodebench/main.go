@@ -31,17 +31,19 @@ import (
 
 // options are the command line.
 type options struct {
-	tag      string
-	outDir   string
-	stateDir string
-	window   time.Duration
-	timeout  time.Duration
-	steps    int
-	sections string
-	tuned    bool
-	scrape   time.Duration
-	adapter  string
-	rampIn   time.Duration
+	tag       string
+	outDir    string
+	stateDir  string
+	window    time.Duration
+	timeout   time.Duration
+	steps     int
+	sections  string
+	tuned     bool
+	scrape    time.Duration
+	adapter   string
+	rampIn    time.Duration
+	ramps     int
+	rampEvery time.Duration
 }
 
 func main() {
@@ -62,6 +64,8 @@ func run(args []string) int {
 	fs.BoolVar(&o.tuned, "tuned", false, "both autoscalers' sync period at 5s instead of their defaults (15s); the report is named …-tuned.md")
 	fs.DurationVar(&o.scrape, "scrape-interval", 15*time.Second, "Prometheus' scrape interval (15s: its example configuration's, and what podpilot's rules recommend)")
 	fs.DurationVar(&o.rampIn, "ramp-in", 7*time.Minute, "predict: the daily ramp starts this long after the section starts (backfill, fit and the lead time come before)")
+	fs.IntVar(&o.ramps, "ramps", 1, "predict: how many daily ramps (each at its own time of day in the history)")
+	fs.DurationVar(&o.rampEvery, "ramp-every", 6*time.Minute, "predict: time between two ramps' starts")
 	fs.StringVar(&o.adapter, "prometheus-adapter", os.Getenv("PROMETHEUS_ADAPTER"), "the prometheus-adapter binary for the custom section (hack/build-tools.sh prometheus-adapter; also PROMETHEUS_ADAPTER)")
 	if err := fs.Parse(args); err != nil {
 		return 2

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podpilot/podpilot/bench/internal/report"
+	"github.com/podpilot/podpilot/bench/internal/stats"
 	"github.com/podpilot/podpilot/pkg/generated/clientset/versioned"
 	"github.com/podpilot/podpilot/test/e2e/framework"
 )
@@ -19,6 +20,8 @@ import (
 const (
 	// rampRise is how long the daily ramp takes from the low to the high load.
 	rampRise = time.Minute
+	// rampHold is how long the high load is held.
+	rampHold = 2 * time.Minute
 	// historyDays of backfilled history the PodAutoscaler reads.
 	historyDays = 3
 )
@@ -32,22 +35,29 @@ func (e *env) predictKind() stepKind {
 	return k
 }
 
-// predict runs one daily ramp on two identical Deployments: the
-// PodAutoscaler's with history backfilled in Prometheus (the same ramp at
-// the same time of day on each of the last days), the stock HPA's as in the
-// custom metric step. It reports when each one's new pods were Ready
-// against the ramp's start and its peak.
+// predict runs e.o.ramps daily ramps (e.o.rampEvery apart, each at its own
+// time of day in the history) on two identical Deployments: the
+// PodAutoscaler's with history backfilled in Prometheus (the same ramps at
+// the same times of day on each of the last days), the stock HPA's as in
+// the custom metric step. Before each ramp both are reset to one pod with
+// fresh autoscalers. It reports when each one's new pods were Ready against
+// each ramp's start and its peak.
 func (e *env) predict(ctx context.Context) (report.Section, error) {
 	kind := e.predictKind()
-	rampAt := time.Now().Add(e.o.rampIn)
+	first := time.Now().Add(e.o.rampIn)
+	ramps := make([]time.Time, e.o.ramps)
+	for i := range ramps {
+		ramps[i] = first.Add(time.Duration(i) * e.o.rampEvery)
+	}
 	low, high := float64(lowRate*batch), float64(highRate*batch)
-	load := dailyRamp(rampAt, rampRise, 2*time.Hour, low, high)
+	load := dailyRamps(ramps, rampRise, rampHold, low, high)
 	sec := report.Section{Title: "predicted step: a daily ramp, PodAutoscaler in ScaleOut and stock HPA",
-		Intro: fmt.Sprintf("The custom metric step's two Deployments and metric (zdns_vanguard_qps 2000 per pod), the load a daily ramp: %.0f queries/s, "+
-			"rising over %s to %.0f and held. Prometheus holds %d days of the PodAutoscaler's Deployment's counter (one former pod, backfilled with "+
-			"promtool, every %s) with the same ramp at the same time of day; its PodAutoscaler has `prediction: {mode: ScaleOut, historyDays: %d}`, "+
-			"the default lead time (observed start-up + one sync period). The stock HPA on prometheus-adapter is the reactive reference. One ramp "+
-			"(one a day in the history): the times are since the ramp's start; negative is before it.", low, rampRise, high, historyDays, e.o.scrape, historyDays)}
+		Intro: fmt.Sprintf("The custom metric step's two Deployments and metric (zdns_vanguard_qps 2000 per pod), the load daily ramps: %.0f queries/s, "+
+			"rising over %s to %.0f, held %s. Prometheus holds %d days of the PodAutoscaler's Deployment's counter (one former pod, backfilled with "+
+			"promtool, every %s) with the same ramps at the same times of day; its PodAutoscaler has `prediction: {mode: ScaleOut, historyDays: %d}`, "+
+			"the default lead time (observed start-up + one sync period). The stock HPA on prometheus-adapter is the reactive reference. %d ramp(s), "+
+			"%s apart; before each both are reset to one pod with fresh autoscalers. Times are since the ramp's start; negative is before it.",
+			low, rampRise, high, rampHold, historyDays, e.o.scrape, historyDays, len(ramps), e.o.rampEvery)}
 	pp, err := versioned.NewForConfig(e.c.Config)
 	if err != nil {
 		return sec, fmt.Errorf("podpilot clientset: %w", err)
@@ -72,18 +82,9 @@ func (e *env) predict(ctx context.Context) (report.Section, error) {
 	if err := e.waitMetric(ctx, kind); err != nil {
 		return sec, err
 	}
-	run := &stepRun{kind: kind, rates: rates, pp: pp}
-	if err := e.reset(ctx, run, 0); err != nil {
-		return sec, err
-	}
-	if time.Until(rampAt) < time.Minute {
-		return sec, fmt.Errorf("set-up took too long: the ramp starts in %s; raise --ramp-in", time.Until(rampAt).Round(time.Second))
-	}
-	start := time.Now()
-	end := rampAt.Add(rampRise + 2*time.Minute)
 	drive, stopDrive := context.WithCancel(ctx)
 	defer stopDrive()
-	go func() { // the load follows the ramp, second by second
+	go func() { // the load follows the ramps, second by second
 		for drive.Err() == nil {
 			for _, r := range rates {
 				r.set(max(1, int(load(time.Now())/batch)))
@@ -93,50 +94,88 @@ func (e *env) predict(ctx context.Context) (report.Section, error) {
 			}
 		}
 	}()
-	samples := e.watch(ctx, kind, start, end)
-	table := report.Table{Header: []string{"autoscaler", "pods", "ready endpoints at the ramp's start", "first scale-out", "last new pod Ready",
+	run := &stepRun{kind: kind, rates: rates, pp: pp}
+	table := report.Table{Header: []string{"ramp", "autoscaler", "pods", "ready endpoints at the ramp's start", "first scale-out", "last new pod Ready",
 		"last new pod Ready, since the peak (ramp start + " + rampRise.String() + ")"}}
-	for _, who := range []string{"pa", "hpa"} {
-		ss := samples[who]
-		label := map[string]string{"pa": "PodAutoscaler, ScaleOut", "hpa": "stock HPA"}[who]
-		if len(ss) == 0 {
-			table.Rows = append(table.Rows, []string{label, "no look", "", "", "", ""})
-			continue
+	var paReady, hpaReady []float64
+	for i, rampAt := range ramps {
+		if err := e.reset(ctx, run, i); err != nil {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("ramp %d: %v", i+1, err))
+			break
 		}
-		final := ss[len(ss)-1].Replicas
-		first := "none"
-		for _, s := range ss {
-			if s.Replicas > 1 {
-				first = signed(start.Add(s.At).Sub(rampAt))
-				break
+		if time.Until(rampAt) < time.Minute {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("ramp %d: set-up took too long, the ramp starts in %s; raise --ramp-in or --ramp-every",
+				i+1, time.Until(rampAt).Round(time.Second)))
+			break
+		}
+		if i > 0 {
+			// The fresh PodAutoscaler must not see the last ramp's tail: wait two sync periods at the low load.
+			_ = sleep(ctx, 2*e.sync)
+		}
+		start := time.Now()
+		samples := e.watch(ctx, kind, start, rampAt.Add(rampRise+2*time.Minute))
+		for _, who := range []string{"pa", "hpa"} {
+			row, ready, ok := rampRow(samples[who], start, rampAt)
+			label := map[string]string{"pa": "PodAutoscaler, ScaleOut", "hpa": "stock HPA"}[who]
+			table.Rows = append(table.Rows, append([]string{fmt.Sprint(i + 1), label}, row...))
+			if ok && who == "pa" {
+				paReady = append(paReady, ready.Seconds())
+			} else if ok {
+				hpaReady = append(hpaReady, ready.Seconds())
 			}
 		}
-		ready, peak := "never", "never"
-		if ahead, ok := readyAhead(ss, start, rampAt, int(final)); ok && final > 1 {
-			ready = signed(-ahead)
-			peakAhead, _ := readyAhead(ss, start, rampAt.Add(rampRise), int(final))
-			peak = signed(-peakAhead)
+		if err := ctx.Err(); err != nil {
+			return sec, err
 		}
-		atRamp := 0
-		for _, s := range ss {
-			if !start.Add(s.At).After(rampAt) {
-				atRamp = s.Ready
-			}
-		}
-		table.Rows = append(table.Rows, []string{label, fmt.Sprintf("1 → %d", final), fmt.Sprint(atRamp), first, ready, peak})
 	}
 	sec.Tables = []report.Table{table}
-	if pa, err := pp.AutoscalingV1alpha1().PodAutoscalers(loadNamespace).Get(ctx, kind.name+"-pa-0", metav1.GetOptions{}); err == nil {
+	if pa, err := pp.AutoscalingV1alpha1().PodAutoscalers(loadNamespace).Get(ctx, fmt.Sprintf("%s-pa-%d", kind.name, len(ramps)-1), metav1.GetOptions{}); err == nil {
 		if c := meta.FindStatusCondition(pa.Status.Conditions, "PredictionActive"); c != nil {
-			sec.Notes = append(sec.Notes, fmt.Sprintf("PodAutoscaler's PredictionActive at the end: %s %s: %s", c.Status, c.Reason, c.Message))
+			sec.Notes = append(sec.Notes, fmt.Sprintf("the last PodAutoscaler's PredictionActive at the end: %s %s: %s", c.Status, c.Reason, c.Message))
 		}
 		if p := pa.Status.Prediction; p != nil {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("its status.prediction: lead time %ds, model %s, replicas %d", p.LeadTimeSeconds, p.Model, p.Replicas))
 		}
 	}
-	sec.Headline = []string{fmt.Sprintf("predicted ramp: last new pod Ready at ramp start %s (PodAutoscaler ScaleOut), %s (stock HPA); one ramp",
-		table.Rows[0][4], table.Rows[len(table.Rows)-1][4])}
+	pm, hm := stats.Summarize(paReady), stats.Summarize(hpaReady)
+	sec.Headline = []string{fmt.Sprintf("predicted ramp: last new pod Ready %s s after the ramp's start (median of %d; PodAutoscaler ScaleOut), %s s (stock HPA, %d); %d of %d ramps with every new pod Ready before the load",
+		stats.Num(pm.P50, 1), pm.N, stats.Num(hm.P50, 1), hm.N, countAtMost(paReady, 0), len(ramps))}
 	return sec, nil
+}
+
+// rampRow is one autoscaler's row of one ramp: pods, ready endpoints at the
+// ramp's start, first scale-out, last new pod Ready since the ramp's start
+// and since its peak; and that last time, if all new pods came.
+func rampRow(ss []sample, start, rampAt time.Time) ([]string, time.Duration, bool) {
+	if len(ss) == 0 {
+		return []string{"no look", "", "", "", ""}, 0, false
+	}
+	final := ss[len(ss)-1].Replicas
+	first, atRamp := "none", 0
+	for _, s := range ss {
+		if first == "none" && s.Replicas > 1 {
+			first = signed(start.Add(s.At).Sub(rampAt))
+		}
+		if !start.Add(s.At).After(rampAt) {
+			atRamp = s.Ready
+		}
+	}
+	ahead, ok := readyAhead(ss, start, rampAt, int(final))
+	if !ok || final <= 1 {
+		return []string{fmt.Sprintf("1 → %d", final), fmt.Sprint(atRamp), first, "never", "never"}, 0, false
+	}
+	return []string{fmt.Sprintf("1 → %d", final), fmt.Sprint(atRamp), first, signed(-ahead), signed(-ahead - rampRise)}, -ahead, true
+}
+
+// countAtMost counts the values at most limit.
+func countAtMost(vs []float64, limit float64) int {
+	n := 0
+	for _, v := range vs {
+		if v <= limit {
+			n++
+		}
+	}
+	return n
 }
 
 // signed formats d as "-12.3 s" / "+4.0 s".

@@ -22,6 +22,22 @@ func dailyRamp(from time.Time, rise, hold time.Duration, low, high float64) func
 	}
 }
 
+// dailyRamps is the daily load of several ramps (dailyRamp), at its highest
+// where they overlap.
+func dailyRamps(starts []time.Time, rise, hold time.Duration, low, high float64) func(time.Time) float64 {
+	ramps := make([]func(time.Time) float64, len(starts))
+	for i, s := range starts {
+		ramps[i] = dailyRamp(s, rise, hold, low, high)
+	}
+	return func(t time.Time) float64 {
+		v := low
+		for _, r := range ramps {
+			v = max(v, r(t))
+		}
+		return v
+	}
+}
+
 // counterHistory is OpenMetrics text (for `promtool tsdb create-blocks-from
 // openmetrics`) of a counter series that counts load (per second) every
 // step from start to end: what Prometheus would have scraped from a pod
