@@ -153,7 +153,8 @@ func (e *env) oneStep(ctx context.Context, run *stepRun, i int) (map[string]reac
 		return nil, err
 	}
 	created := time.Now()
-	settle := 3 * e.sync
+	// At least 45 s: a shorter wait leaves the last step's tail in a 1m rate window.
+	settle := max(3*e.sync, 45*time.Second)
 	if err := sleep(ctx, time.Until(created.Add(settle+phaseOffset(i, e.sync)))); err != nil {
 		return nil, err
 	}
@@ -295,9 +296,9 @@ func (e *env) cpuKind() stepKind {
 			"both cpu Utilization 50%%, 1 to %d pods. Both read `metrics.k8s.io`, served by metrics-server %s at its default resolution (15s) "+
 			"registered as its APIService: at the chart's defaults podpilot does not serve that group (resourceMetrics.enabled=false) and its "+
 			"autoscaler reads cpu through the kube-apiserver like the HPA (cmd/adapter/app/autoscaler.go). "+
-			"Each step: both reset to one pod at %d queries/s (25%% of the request), fresh autoscalers, %s (three sync periods) plus the step's phase "+
+			"Each step: both reset to one pod at %d queries/s (25%% of the request), fresh autoscalers, %s (three sync periods, at least 45 s) plus the step's phase "+
 			"offset, then %d queries/s (200%%: 4 pods at 50%%). Metric lag: step → metrics.k8s.io first serves an average above 55%% (target + tolerance).",
-			maxReplicas, metricsServerVersion, lowRate*batch, 3*e.sync, highRate*batch),
+			maxReplicas, metricsServerVersion, lowRate*batch, max(3*e.sync, 45*time.Second), highRate*batch),
 		paSpec: "  resourceMetrics:\n  - resourceName: cpu\n    targetType: Utilization\n    averageUtilization: 50\n",
 		hpa: autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
 			Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}}},
