@@ -104,22 +104,7 @@ func bench(ctx context.Context, o options) (string, error) {
 		return "", fmt.Errorf("--sections: footprint and utilization install podpilot serving metrics.k8s.io, cpu and custom at the defaults beside metrics-server: run them apart")
 	}
 	_ = os.RemoveAll(o.stateDir)
-	sync := 15 * time.Second // both autoscalers' default
-	clusterEnv := []string{"HPA_SYNC_PERIOD=15s", "HPA_DOWNSCALE_STABILIZATION=5m", "PROMETHEUS_SCRAPE_INTERVAL=" + o.scrape.String()}
-	install := framework.ChartInstall{Tag: o.tag, AtDefaults: true, Values: map[string]any{
-		"apiServices": map[string]any{"custom": map[string]any{"enabled": false}, "external": map[string]any{"enabled": true}},
-	}}
-	podpilot := "2 replicas from charts/podpilot at its defaults (built-in rules, no metrics.k8s.io, sync period 15s), custom APIService off (prometheus-adapter's), requests 100m/128Mi"
-	switch {
-	case legacy:
-		sync, clusterEnv = 5*time.Second, nil
-		install = framework.ChartInstall{Tag: o.tag, ExtraArgs: []string{"--autoscaler-sync-period=5s"}}
-		podpilot = "2 replicas from charts/podpilot serving metrics.k8s.io from cAdvisor (resourceRules), --autoscaler-sync-period=5s (the HPA controller's too), requests 100m/128Mi"
-	case o.tuned:
-		sync, clusterEnv[0] = 5*time.Second, "HPA_SYNC_PERIOD=5s"
-		install.ExtraArgs = []string{"--autoscaler-sync-period=5s"}
-		podpilot = strings.Replace(podpilot, "sync period 15s", "TUNED: --autoscaler-sync-period=5s", 1)
-	}
+	sync, clusterEnv, install, podpilot := setup(o, legacy)
 	c, err := framework.UpRealNodeWith(ctx, o.stateDir, "", clusterEnv)
 	if err != nil {
 		return "", err
@@ -171,6 +156,28 @@ func bench(ctx context.Context, o options) (string, error) {
 		suffix = "-podpilot-metrics"
 	}
 	return write(o.outDir, strings.TrimSpace(string(sha))+suffix, r)
+}
+
+// setup is how a run starts the cluster and installs podpilot: both
+// autoscalers' sync period, hack/local-up.sh's environment, the chart
+// install and its description for the report.
+func setup(o options, legacy bool) (time.Duration, []string, framework.ChartInstall, string) {
+	if legacy {
+		return 5 * time.Second, nil, framework.ChartInstall{Tag: o.tag, ExtraArgs: []string{"--autoscaler-sync-period=5s"}},
+			"2 replicas from charts/podpilot serving metrics.k8s.io from cAdvisor (resourceRules), --autoscaler-sync-period=5s (the HPA controller's too), requests 100m/128Mi"
+	}
+	sync := 15 * time.Second // both autoscalers' default
+	clusterEnv := []string{"HPA_SYNC_PERIOD=15s", "HPA_DOWNSCALE_STABILIZATION=5m", "PROMETHEUS_SCRAPE_INTERVAL=" + o.scrape.String()}
+	install := framework.ChartInstall{Tag: o.tag, AtDefaults: true, Values: map[string]any{
+		"apiServices": map[string]any{"custom": map[string]any{"enabled": false}, "external": map[string]any{"enabled": true}},
+	}}
+	podpilot := "2 replicas from charts/podpilot at its defaults (built-in rules, no metrics.k8s.io, sync period 15s), custom APIService off (prometheus-adapter's), requests 100m/128Mi"
+	if o.tuned {
+		sync, clusterEnv[0] = 5*time.Second, "HPA_SYNC_PERIOD=5s"
+		install.ExtraArgs = []string{"--autoscaler-sync-period=5s"}
+		podpilot = strings.Replace(podpilot, "sync period 15s", "TUNED: --autoscaler-sync-period=5s", 1)
+	}
+	return sync, clusterEnv, install, podpilot
 }
 
 // sections runs the selected sections in order; a failed one is reported

@@ -69,31 +69,11 @@ func (e *env) predict(ctx context.Context) (report.Section, error) {
 		}
 		e.deleteDeployments(context.WithoutCancel(ctx), kind)
 	}()
-	for _, name := range []string{kind.name + "-pa", kind.name + "-hpa"} {
-		u, err := e.workload(ctx, name)
-		if err != nil {
-			return sec, err
-		}
-		rates[name] = startRate(ctx, u, lowRate)
-	}
-	if err := e.backfill(ctx, kind.name+"-pa-5d8f9c7b6-hist1", load); err != nil {
-		return sec, err
-	}
-	if err := e.waitMetric(ctx, kind); err != nil {
-		return sec, err
-	}
-	drive, stopDrive := context.WithCancel(ctx)
+	stopDrive, err := e.predictSetup(ctx, kind, rates, load)
 	defer stopDrive()
-	go func() { // the load follows the ramps, second by second
-		for drive.Err() == nil {
-			for _, r := range rates {
-				r.set(max(1, int(load(time.Now())/batch)))
-			}
-			if sleep(drive, time.Second) != nil {
-				return
-			}
-		}
-	}()
+	if err != nil {
+		return sec, err
+	}
 	run := &stepRun{kind: kind, rates: rates, pp: pp}
 	table := report.Table{Header: []string{"ramp", "autoscaler", "pods", "ready endpoints at the ramp's start", "first scale-out", "last new pod Ready",
 		"last new pod Ready, since the peak (ramp start + " + rampRise.String() + ")"}}
@@ -141,6 +121,37 @@ func (e *env) predict(ctx context.Context) (report.Section, error) {
 	sec.Headline = []string{fmt.Sprintf("predicted ramp: last new pod Ready %s s after the ramp's start (median of %d; PodAutoscaler ScaleOut), %s s (stock HPA, %d); %d of %d ramps with every new pod Ready before the load",
 		stats.Num(pm.P50, 1), pm.N, stats.Num(hm.P50, 1), hm.N, countAtMost(paReady, 0), len(ramps))}
 	return sec, nil
+}
+
+// predictSetup starts kind's Deployments at the low load (into rates),
+// backfills the PodAutoscaler's history and, once both metrics are served,
+// drives the load along load second by second until the returned stop.
+func (e *env) predictSetup(ctx context.Context, kind stepKind, rates map[string]*rateLoad, load func(time.Time) float64) (stop func(), err error) {
+	for _, name := range []string{kind.name + "-pa", kind.name + "-hpa"} {
+		u, err := e.workload(ctx, name)
+		if err != nil {
+			return func() {}, err
+		}
+		rates[name] = startRate(ctx, u, lowRate)
+	}
+	if err := e.backfill(ctx, kind.name+"-pa-5d8f9c7b6-hist1", load); err != nil {
+		return func() {}, err
+	}
+	if err := e.waitMetric(ctx, kind); err != nil {
+		return func() {}, err
+	}
+	drive, stopDrive := context.WithCancel(ctx)
+	go func() {
+		for drive.Err() == nil {
+			for _, r := range rates {
+				r.set(max(1, int(load(time.Now())/batch)))
+			}
+			if sleep(drive, time.Second) != nil {
+				return
+			}
+		}
+	}()
+	return stopDrive, nil
 }
 
 // rampRow is one autoscaler's row of one ramp: pods, ready endpoints at the
