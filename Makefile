@@ -102,9 +102,9 @@ bench: tools build ## Benchmark on a local control plane; writes bench/results/<
 	_output/bin/bench $(BENCH_FLAGS)
 
 .PHONY: bench-node
-bench-node: node-tools images ## Benchmark podpilot installed by its chart on the real node (image size, pod memory and cpu, cpu Utilization against cAdvisor and metrics-server, load step against the stock HPA); writes bench/results/node-<date>-<sha>.md.
+bench-node: node-tools images ## Benchmark podpilot on the real node at the defaults users run: load steps (cpu, custom metric) under a PodAutoscaler against the stock HPA on metrics-server and prometheus-adapter; writes bench/results/node-<date>-<sha>.md (BENCH_FLAGS=--tuned: both sync periods 5s).
 	go build -o _output/bin/nodebench ./bench/cmd/nodebench
-	_output/bin/nodebench --tag $(IMAGE_TAG) $(BENCH_FLAGS)
+	_output/bin/nodebench --tag $(IMAGE_TAG) --prometheus-adapter="$$(hack/build-tools.sh prometheus-adapter)" $(BENCH_FLAGS)
 
 .PHONY: bench-adapter
 bench-adapter: tools build ## make bench with prometheus-adapter v0.12.0 (built from its module, pinned in hack/tools) as the extra baseline, and in scenario e also that adapter built on podpilot's library versions.

@@ -1,10 +1,14 @@
 // Command nodebench is `make bench-node`: podpilot installed by its chart on
-// the real node (PODPILOT_NODE=real) and measured as its users meet it: the
-// image's size, the pod's memory and cpu at idle and busy, cpu Utilization
-// as podpilot computes it against cAdvisor's raw series and metrics-server,
-// and (with the workload image) a load step's time to new pods Ready under
-// a PodAutoscaler against the stock HPA. It writes
-// bench/results/node-<date>-<sha>.md. Figures only: nothing is asserted.
+// the real node (PODPILOT_NODE=real) and measured as its users meet it. By
+// default at the defaults users run: kube-controller-manager's HPA at its
+// defaults, metrics-server for metrics.k8s.io, prometheus-adapter for
+// custom.metrics.k8s.io, podpilot at its chart's defaults; load steps (cpu
+// and a custom metric) on real pods time a PodAutoscaler against the stock
+// HPA, split into metric lag, decision and pod start-up. --tuned runs the
+// same with both sync periods at 5s; the sections footprint and utilization
+// (podpilot's own pods, its metrics.k8s.io against metrics-server) install
+// podpilot as the real-node tests do. It writes
+// bench/results/node-<date>-<sha>[-tuned].md. Figures only: nothing is asserted.
 package main
 
 import (
@@ -27,11 +31,19 @@ import (
 
 // options are the command line.
 type options struct {
-	tag      string
-	outDir   string
-	stateDir string
-	window   time.Duration
-	timeout  time.Duration
+	tag       string
+	outDir    string
+	stateDir  string
+	window    time.Duration
+	timeout   time.Duration
+	steps     int
+	sections  string
+	tuned     bool
+	scrape    time.Duration
+	adapter   string
+	rampIn    time.Duration
+	ramps     int
+	rampEvery time.Duration
 }
 
 func main() {
@@ -46,7 +58,15 @@ func run(args []string) int {
 	fs.StringVar(&o.outDir, "out", filepath.Join(root, "bench", "results"), "directory of the report")
 	fs.StringVar(&o.stateDir, "state-dir", filepath.Join(root, "_output", "bench-node-cluster"), "state directory of the cluster")
 	fs.DurationVar(&o.window, "window", 90*time.Second, "length of each idle or busy measurement")
-	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "bound on the whole run")
+	fs.DurationVar(&o.timeout, "timeout", 75*time.Minute, "bound on the whole run")
+	fs.IntVar(&o.steps, "steps", 5, "load steps per step section, spread over the sync phase")
+	fs.StringVar(&o.sections, "sections", "image,cpu,custom", "comma-separated sections: image, cpu, custom (load steps), predict (a daily ramp, ScaleOut), or footprint, utilization (podpilot serving metrics.k8s.io; not with cpu or custom)")
+	fs.BoolVar(&o.tuned, "tuned", false, "both autoscalers' sync period at 5s instead of their defaults (15s); the report is named …-tuned.md")
+	fs.DurationVar(&o.scrape, "scrape-interval", 15*time.Second, "Prometheus' scrape interval (15s: its example configuration's, and what podpilot's rules recommend)")
+	fs.DurationVar(&o.rampIn, "ramp-in", 7*time.Minute, "predict: the daily ramp starts this long after the section starts (backfill, fit and the lead time come before)")
+	fs.IntVar(&o.ramps, "ramps", 1, "predict: how many daily ramps (each at its own time of day in the history)")
+	fs.DurationVar(&o.rampEvery, "ramp-every", 6*time.Minute, "predict: time between two ramps' starts")
+	fs.StringVar(&o.adapter, "prometheus-adapter", os.Getenv("PROMETHEUS_ADAPTER"), "the prometheus-adapter binary for the custom section (hack/build-tools.sh prometheus-adapter; also PROMETHEUS_ADAPTER)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -71,42 +91,157 @@ func run(args []string) int {
 // bench starts the cluster, installs podpilot, runs every section and
 // writes the report.
 func bench(ctx context.Context, o options) (string, error) {
+	begin := time.Now()
+	// The report is named after the commit the run started at (the image's),
+	// whatever is committed while it runs.
+	sha, _ := exec.Command("git", "-C", framework.RepoRoot(), "rev-parse", "--short", "HEAD").Output()
+	sections := map[string]bool{}
+	for _, name := range strings.Split(o.sections, ",") {
+		sections[strings.TrimSpace(name)] = true
+	}
+	legacy := sections["footprint"] || sections["utilization"]
+	if legacy && (sections["cpu"] || sections["custom"] || sections["predict"]) {
+		return "", fmt.Errorf("--sections: footprint and utilization install podpilot serving metrics.k8s.io, cpu and custom at the defaults beside metrics-server: run them apart")
+	}
 	_ = os.RemoveAll(o.stateDir)
-	c, err := framework.UpRealNode(ctx, o.stateDir, "")
+	sync, clusterEnv, install, podpilot := setup(o, legacy)
+	c, err := framework.UpRealNodeWith(ctx, o.stateDir, "", clusterEnv)
 	if err != nil {
 		return "", err
 	}
 	defer func() { _ = c.Down(context.Background()) }()
-	e := &env{c: c, o: o, images: filepath.Join(framework.RepoRoot(), "_output", "images")}
+	e := &env{c: c, o: o, sync: sync, images: filepath.Join(framework.RepoRoot(), "_output", "images")}
 	if err := c.ImportImage(ctx, filepath.Join(e.images, "podpilot.tar")); err != nil {
 		return "", err
 	}
-	if err := c.InstallChart(ctx, framework.ChartInstall{Tag: o.tag, ExtraArgs: []string{"--autoscaler-sync-period=5s"}}); err != nil {
+	if err := c.InstallChart(ctx, install); err != nil {
 		return "", err
 	}
-	r := report.Report{Title: "podpilot on the real node", Machine: machine(), Settings: []report.KV{
-		{Key: "image tag", Value: o.tag}, {Key: "window", Value: o.window.String()},
-		{Key: "podpilot", Value: "2 replicas from charts/podpilot, --autoscaler-sync-period=5s (the HPA controller's too), requests 100m/128Mi"},
-	}}
-	for _, section := range []func(context.Context) (report.Section, error){e.image, e.footprint, e.utilization, e.loadStep} {
-		s, err := section(ctx)
-		if err != nil {
-			s.Notes = append(s.Notes, "failed: "+err.Error())
-			fmt.Fprintf(os.Stderr, "nodebench: %s: %v\n", s.Title, err)
+	if sections["cpu"] || sections["custom"] || sections["predict"] {
+		if err := c.ImportImage(ctx, filepath.Join(e.images, "workload.tar")); err != nil {
+			return "", err
 		}
+		if _, err := c.ApplyErr(ctx, "", []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: "+loadNamespace+"}\n"), false); err != nil {
+			return "", err
+		}
+	}
+	r := report.Report{Title: "podpilot on the real node", Machine: machine(), Settings: []report.KV{
+		{Key: "image tag", Value: o.tag}, {Key: "podpilot", Value: podpilot},
+		{Key: "kube-controller-manager HPA", Value: hpaSettings(c)},
+		{Key: "Prometheus scrape interval", Value: o.scrape.String() + " (the pods; the kubelet's cAdvisor every 5s)"},
+	}}
+	if legacy {
+		r.Settings = append(r.Settings, report.KV{Key: "window", Value: o.window.String()})
+	} else {
+		r.Settings = append(r.Settings, report.KV{Key: "steps per section", Value: fmt.Sprint(o.steps)})
+		if o.tuned {
+			r.Title += ": TUNED, both sync periods 5s"
+		} else {
+			r.Title += ": at the defaults users run"
+		}
+	}
+	for _, s := range e.sections(ctx, sections) {
 		r.Sections = append(r.Sections, s)
 		r.Summary = append(r.Summary, s.Headline...)
 	}
 	if n, err := c.GuardPackets(ctx); err != nil || n != 0 {
 		r.Summary = append(r.Summary, fmt.Sprintf("GUARDS: %d packets would have left the machine (%v)", n, err))
 	}
+	r.Settings = append(r.Settings, report.KV{Key: "wall time of the run", Value: time.Since(begin).Round(time.Second).String()})
 	fmt.Print(r.Text())
-	return write(o.outDir, r)
+	suffix := ""
+	if o.tuned {
+		suffix = "-tuned"
+	} else if legacy {
+		suffix = "-podpilot-metrics"
+	}
+	return write(o.outDir, strings.TrimSpace(string(sha))+suffix, r)
 }
 
-func write(dir string, r report.Report) (string, error) {
-	sha, _ := exec.Command("git", "-C", framework.RepoRoot(), "rev-parse", "--short", "HEAD").Output()
-	path := filepath.Join(dir, fmt.Sprintf("node-%s-%s.md", time.Now().Format("2006-01-02"), strings.TrimSpace(string(sha))))
+// setup is how a run starts the cluster and installs podpilot: both
+// autoscalers' sync period, hack/local-up.sh's environment, the chart
+// install and its description for the report.
+func setup(o options, legacy bool) (time.Duration, []string, framework.ChartInstall, string) {
+	if legacy {
+		return 5 * time.Second, nil, framework.ChartInstall{Tag: o.tag, ExtraArgs: []string{"--autoscaler-sync-period=5s"}},
+			"2 replicas from charts/podpilot serving metrics.k8s.io from cAdvisor (resourceRules), --autoscaler-sync-period=5s (the HPA controller's too), requests 100m/128Mi"
+	}
+	sync := 15 * time.Second // both autoscalers' default
+	clusterEnv := []string{"HPA_SYNC_PERIOD=15s", "HPA_DOWNSCALE_STABILIZATION=5m", "PROMETHEUS_SCRAPE_INTERVAL=" + o.scrape.String()}
+	install := framework.ChartInstall{Tag: o.tag, AtDefaults: true, Values: map[string]any{
+		"apiServices": map[string]any{"custom": map[string]any{"enabled": false}, "external": map[string]any{"enabled": true}},
+	}}
+	podpilot := "2 replicas from charts/podpilot at its defaults (built-in rules, no metrics.k8s.io, sync period 15s), custom APIService off (prometheus-adapter's), requests 100m/128Mi"
+	if o.tuned {
+		sync, clusterEnv[0] = 5*time.Second, "HPA_SYNC_PERIOD=5s"
+		install.ExtraArgs = []string{"--autoscaler-sync-period=5s"}
+		podpilot = strings.Replace(podpilot, "sync period 15s", "TUNED: --autoscaler-sync-period=5s", 1)
+	}
+	return sync, clusterEnv, install, podpilot
+}
+
+// sections runs the selected sections in order; a failed one is reported
+// in its notes and the others still run.
+func (e *env) sections(ctx context.Context, selected map[string]bool) []report.Section {
+	var out []report.Section
+	stops := []func(){}
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
+	type section struct {
+		name  string
+		start func(context.Context) (func(), error)
+		run   func(context.Context) (report.Section, error)
+	}
+	all := []section{
+		{name: "image", run: e.image},
+		{name: "footprint", run: e.footprint},
+		{name: "utilization", run: e.utilization},
+		{name: "cpu", start: e.startMetricsServer, run: func(ctx context.Context) (report.Section, error) { return e.loadSteps(ctx, e.cpuKind()) }},
+		{name: "custom", start: e.startPrometheusAdapter, run: func(ctx context.Context) (report.Section, error) { return e.loadSteps(ctx, e.customKind()) }},
+		{name: "predict", start: e.startPrometheusAdapter, run: e.predict},
+	}
+	for _, s := range all {
+		if !selected[s.name] {
+			continue
+		}
+		var sec report.Section
+		var err error
+		if s.start != nil {
+			var stop func()
+			stop, err = s.start(ctx)
+			stops = append(stops, stop)
+		}
+		if err == nil {
+			sec, err = s.run(ctx)
+		}
+		if err != nil {
+			if sec.Title == "" {
+				sec.Title = s.name
+			}
+			sec.Notes = append(sec.Notes, "failed: "+err.Error())
+			sec.Headline = append(sec.Headline, s.name+": failed: "+err.Error())
+			fmt.Fprintf(os.Stderr, "nodebench: %s: %v\n", sec.Title, err)
+		}
+		out = append(out, sec)
+	}
+	return out
+}
+
+// hpaSettings describes the running kube-controller-manager's HPA flags.
+func hpaSettings(c *framework.Cluster) string {
+	s, err := c.HPAController()
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	return fmt.Sprintf("sync period %s, tolerance %g, downscale stabilization %s, cpu initialization %s, initial readiness delay %s (read from its command line)",
+		s.SyncPeriod, s.Tolerance, s.DownscaleStabilization, s.CPUInitializationPeriod, s.InitialReadinessDelay)
+}
+
+func write(dir, name string, r report.Report) (string, error) {
+	path := filepath.Join(dir, fmt.Sprintf("node-%s-%s.md", time.Now().Format("2006-01-02"), name))
 	if err := os.WriteFile(path, []byte(r.Markdown()), 0o644); err != nil {
 		return "", fmt.Errorf("write report: %w", err)
 	}

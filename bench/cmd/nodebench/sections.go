@@ -28,6 +28,10 @@ type env struct {
 	c      *framework.Cluster
 	o      options
 	images string
+	// sync is both autoscalers' sync period in this run.
+	sync time.Duration
+	// adapterUp: prometheus-adapter runs and serves custom.metrics.k8s.io.
+	adapterUp bool
 }
 
 func numCPU() int { return runtime.NumCPU() }

@@ -42,6 +42,12 @@ type ChartInstall struct {
 	Tag string
 	// ExtraArgs are more podpilot flags (the chart's extraArgs).
 	ExtraArgs []string
+	// AtDefaults keeps the chart's rules and resourceMetrics values (the
+	// built-in rules, no metrics.k8s.io: beside metrics-server, as users
+	// install it) instead of the cAdvisor resourceRules and metrics.k8s.io.
+	AtDefaults bool
+	// Values are more top-level chart values, set over the others.
+	Values map[string]any
 }
 
 // InstallChart runs `helm upgrade --install charts/podpilot` into
@@ -55,14 +61,20 @@ func (c *Cluster) InstallChart(ctx context.Context, in ChartInstall) error {
 	if err != nil {
 		return err
 	}
-	values, err := yaml.Marshal(map[string]any{
-		"image":           map[string]any{"repository": PodpilotImageRepository, "tag": in.Tag, "pullPolicy": "Never"},
-		"prometheus":      map[string]any{"url": c.Node.PrometheusServiceURL},
-		"resourceMetrics": map[string]any{"enabled": true},
-		"rules":           map[string]any{"content": rules.DefaultYAML + KubeletResourceRulesYAML()},
-		"tls":             map[string]any{"secretName": servingSecret, "caBundle": base64.StdEncoding.EncodeToString(caPEM)},
-		"extraArgs":       in.ExtraArgs,
-	})
+	v := map[string]any{
+		"image":      map[string]any{"repository": PodpilotImageRepository, "tag": in.Tag, "pullPolicy": "Never"},
+		"prometheus": map[string]any{"url": c.Node.PrometheusServiceURL},
+		"tls":        map[string]any{"secretName": servingSecret, "caBundle": base64.StdEncoding.EncodeToString(caPEM)},
+		"extraArgs":  in.ExtraArgs,
+	}
+	if !in.AtDefaults {
+		v["resourceMetrics"] = map[string]any{"enabled": true}
+		v["rules"] = map[string]any{"content": rules.DefaultYAML + KubeletResourceRulesYAML()}
+	}
+	for k, val := range in.Values {
+		v[k] = val
+	}
+	values, err := yaml.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("chart values: %w", err)
 	}

@@ -64,7 +64,14 @@ func Up(ctx context.Context, stateDir, envFile string) (*Cluster, error) {
 // UpRealNode is Up with a real node (PODPILOT_NODE=real): a kubelet,
 // containerd, kube-proxy and kube-scheduler run real containers.
 func UpRealNode(ctx context.Context, stateDir, envFile string) (*Cluster, error) {
-	c, err := up(ctx, stateDir, envFile, "real")
+	return UpRealNodeWith(ctx, stateDir, envFile, nil)
+}
+
+// UpRealNodeWith is UpRealNode with more environment for hack/local-up.sh,
+// e.g. HPA_SYNC_PERIOD=15s to run kube-controller-manager's HPA at its
+// defaults (the variables are listed at the top of that script).
+func UpRealNodeWith(ctx context.Context, stateDir, envFile string, env []string) (*Cluster, error) {
+	c, err := up(ctx, stateDir, envFile, "real", env...)
 	if err != nil {
 		return nil, err
 	}
@@ -75,12 +82,12 @@ func UpRealNode(ctx context.Context, stateDir, envFile string) (*Cluster, error)
 	return c, nil
 }
 
-func up(ctx context.Context, stateDir, envFile, node string) (*Cluster, error) {
+func up(ctx context.Context, stateDir, envFile, node string, extraEnv ...string) (*Cluster, error) {
 	c := &Cluster{}
 	if envFile == "" {
 		envFile = filepath.Join(stateDir, "env")
 		cmd := exec.CommandContext(ctx, filepath.Join(RepoRoot(), "hack", "local-up.sh"))
-		cmd.Env = append(os.Environ(), "PODPILOT_STATE_DIR="+stateDir, "PODPILOT_NODE="+node)
+		cmd.Env = append(append(os.Environ(), extraEnv...), "PODPILOT_STATE_DIR="+stateDir, "PODPILOT_NODE="+node)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
 			return nil, fmt.Errorf("hack/local-up.sh: %w", err)
