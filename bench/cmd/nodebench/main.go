@@ -95,13 +95,9 @@ func bench(ctx context.Context, o options) (string, error) {
 	// The report is named after the commit the run started at (the image's),
 	// whatever is committed while it runs.
 	sha, _ := exec.Command("git", "-C", framework.RepoRoot(), "rev-parse", "--short", "HEAD").Output()
-	sections := map[string]bool{}
-	for _, name := range strings.Split(o.sections, ",") {
-		sections[strings.TrimSpace(name)] = true
-	}
-	legacy := sections["footprint"] || sections["utilization"]
-	if legacy && (sections["cpu"] || sections["custom"] || sections["predict"]) {
-		return "", fmt.Errorf("--sections: footprint and utilization install podpilot serving metrics.k8s.io, cpu and custom at the defaults beside metrics-server: run them apart")
+	sections, legacy, err := parseSections(o.sections)
+	if err != nil {
+		return "", err
 	}
 	_ = os.RemoveAll(o.stateDir)
 	sync, clusterEnv, install, podpilot := setup(o, legacy)
@@ -111,35 +107,10 @@ func bench(ctx context.Context, o options) (string, error) {
 	}
 	defer func() { _ = c.Down(context.Background()) }()
 	e := &env{c: c, o: o, sync: sync, images: filepath.Join(framework.RepoRoot(), "_output", "images")}
-	if err := c.ImportImage(ctx, filepath.Join(e.images, "podpilot.tar")); err != nil {
+	if err := e.install(ctx, install, sections["cpu"] || sections["custom"] || sections["predict"]); err != nil {
 		return "", err
 	}
-	if err := c.InstallChart(ctx, install); err != nil {
-		return "", err
-	}
-	if sections["cpu"] || sections["custom"] || sections["predict"] {
-		if err := c.ImportImage(ctx, filepath.Join(e.images, "workload.tar")); err != nil {
-			return "", err
-		}
-		if _, err := c.ApplyErr(ctx, "", []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: "+loadNamespace+"}\n"), false); err != nil {
-			return "", err
-		}
-	}
-	r := report.Report{Title: "podpilot on the real node", Machine: machine(), Settings: []report.KV{
-		{Key: "image tag", Value: o.tag}, {Key: "podpilot", Value: podpilot},
-		{Key: "kube-controller-manager HPA", Value: hpaSettings(c)},
-		{Key: "Prometheus scrape interval", Value: o.scrape.String() + " (the pods; the kubelet's cAdvisor every 5s)"},
-	}}
-	if legacy {
-		r.Settings = append(r.Settings, report.KV{Key: "window", Value: o.window.String()})
-	} else {
-		r.Settings = append(r.Settings, report.KV{Key: "steps per section", Value: fmt.Sprint(o.steps)})
-		if o.tuned {
-			r.Title += ": TUNED, both sync periods 5s"
-		} else {
-			r.Title += ": at the defaults users run"
-		}
-	}
+	r := newReport(o, c, podpilot, legacy)
 	for _, s := range e.sections(ctx, sections) {
 		r.Sections = append(r.Sections, s)
 		r.Summary = append(r.Summary, s.Headline...)
@@ -156,6 +127,59 @@ func bench(ctx context.Context, o options) (string, error) {
 		suffix = "-podpilot-metrics"
 	}
 	return write(o.outDir, strings.TrimSpace(string(sha))+suffix, r)
+}
+
+// parseSections reads --sections; legacy is a run of the sections that need
+// podpilot serving metrics.k8s.io, which cannot share a run with the others.
+func parseSections(list string) (sections map[string]bool, legacy bool, err error) {
+	sections = map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		sections[strings.TrimSpace(name)] = true
+	}
+	legacy = sections["footprint"] || sections["utilization"]
+	if legacy && (sections["cpu"] || sections["custom"] || sections["predict"]) {
+		return nil, false, fmt.Errorf("--sections: footprint and utilization install podpilot serving metrics.k8s.io, cpu and custom at the defaults beside metrics-server: run them apart")
+	}
+	return sections, legacy, nil
+}
+
+// install loads podpilot's image and installs its chart, and with workloads
+// the workload image and its namespace.
+func (e *env) install(ctx context.Context, install framework.ChartInstall, workloads bool) error {
+	if err := e.c.ImportImage(ctx, filepath.Join(e.images, "podpilot.tar")); err != nil {
+		return err
+	}
+	if err := e.c.InstallChart(ctx, install); err != nil {
+		return err
+	}
+	if !workloads {
+		return nil
+	}
+	if err := e.c.ImportImage(ctx, filepath.Join(e.images, "workload.tar")); err != nil {
+		return err
+	}
+	_, err := e.c.ApplyErr(ctx, "", []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: "+loadNamespace+"}\n"), false)
+	return err
+}
+
+// newReport is the run's report with its machine and settings.
+func newReport(o options, c *framework.Cluster, podpilot string, legacy bool) report.Report {
+	r := report.Report{Title: "podpilot on the real node", Machine: machine(), Settings: []report.KV{
+		{Key: "image tag", Value: o.tag}, {Key: "podpilot", Value: podpilot},
+		{Key: "kube-controller-manager HPA", Value: hpaSettings(c)},
+		{Key: "Prometheus scrape interval", Value: o.scrape.String() + " (the pods; the kubelet's cAdvisor every 5s)"},
+	}}
+	if legacy {
+		r.Settings = append(r.Settings, report.KV{Key: "window", Value: o.window.String()})
+		return r
+	}
+	r.Settings = append(r.Settings, report.KV{Key: "steps per section", Value: fmt.Sprint(o.steps)})
+	if o.tuned {
+		r.Title += ": TUNED, both sync periods 5s"
+	} else {
+		r.Title += ": at the defaults users run"
+	}
+	return r
 }
 
 // setup is how a run starts the cluster and installs podpilot: both

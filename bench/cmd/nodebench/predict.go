@@ -79,18 +79,9 @@ func (e *env) predict(ctx context.Context) (report.Section, error) {
 		"last new pod Ready, since the peak (ramp start + " + rampRise.String() + ")"}}
 	var paReady, hpaReady []float64
 	for i, rampAt := range ramps {
-		if err := e.reset(ctx, run, i); err != nil {
-			sec.Notes = append(sec.Notes, fmt.Sprintf("ramp %d: %v", i+1, err))
+		if err := e.prepareRamp(ctx, run, i, rampAt); err != nil {
+			sec.Notes = append(sec.Notes, err.Error())
 			break
-		}
-		if time.Until(rampAt) < time.Minute {
-			sec.Notes = append(sec.Notes, fmt.Sprintf("ramp %d: set-up took too long, the ramp starts in %s; raise --ramp-in or --ramp-every",
-				i+1, time.Until(rampAt).Round(time.Second)))
-			break
-		}
-		if i > 0 {
-			// The fresh PodAutoscaler must not see the last ramp's tail: wait two sync periods at the low load.
-			_ = sleep(ctx, 2*e.sync)
 		}
 		start := time.Now()
 		samples := e.watch(ctx, kind, start, rampAt.Add(rampRise+2*time.Minute))
@@ -238,4 +229,22 @@ func (e *env) backfill(ctx context.Context, pod string, load func(time.Time) flo
 		v, err := e.podValues(ctx, fmt.Sprintf(`count_over_time(zdns_vanguard_queries_total{pod=%q}[1d] offset 1d)`, pod))
 		return err == nil && v[pod] > 0, fmt.Sprint(v, err), nil
 	})
+}
+
+// prepareRamp resets both Deployments and their autoscalers before ramp i at
+// rampAt, and, after the first, waits out the last ramp's tail; an error says
+// why the ramps stop here.
+func (e *env) prepareRamp(ctx context.Context, run *stepRun, i int, rampAt time.Time) error {
+	if err := e.reset(ctx, run, i); err != nil {
+		return fmt.Errorf("ramp %d: %w", i+1, err)
+	}
+	if time.Until(rampAt) < time.Minute {
+		return fmt.Errorf("ramp %d: set-up took too long, the ramp starts in %s; raise --ramp-in or --ramp-every",
+			i+1, time.Until(rampAt).Round(time.Second))
+	}
+	if i > 0 {
+		// The fresh PodAutoscaler must not see the last ramp's tail: wait two sync periods at the low load.
+		_ = sleep(ctx, 2*e.sync)
+	}
+	return nil
 }
