@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/podpilot/podpilot/pkg/provider/rules"
-	"github.com/podpilot/podpilot/test/e2e/framework"
 )
 
 // metricsServerVersion is what hack/tools pins (METRICS_SERVER_VERSION).
@@ -19,68 +17,11 @@ const metricsServerVersion = "v0.8.0"
 // APIServices point at (not podpilot's namespace: its Service is podpilot's).
 const apisNamespace = "bench-apis"
 
-// hostAPI routes a Service without selector to a process on this machine
-// (an FQDN EndpointSlice to 127.0.0.1: the aggregator dials it) and points
-// the APIServices at it, as framework.RegisterMetricsAPIs does for podpilot.
-const hostAPI = `
-apiVersion: v1
-kind: Namespace
-metadata: {name: %[1]s}
----
-apiVersion: v1
-kind: Service
-metadata: {name: %[2]s, namespace: %[1]s}
-spec:
-  ports: [{name: https, port: 443, targetPort: %[3]d}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: %[2]s-local
-  namespace: %[1]s
-  labels: {kubernetes.io/service-name: %[2]s}
-addressType: FQDN
-endpoints: [{addresses: ["127.0.0.1"]}]
-ports: [{name: https, port: %[3]d, protocol: TCP}]
-`
-
-const hostAPIService = `---
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: %[1]s}
-spec:
-  group: %[2]s
-  version: %[3]s
-  groupPriorityMinimum: 100
-  versionPriority: %[4]d
-  insecureSkipTLSVerify: true
-  service: {name: %[5]s, namespace: %[6]s, port: 443}
-`
-
-// registerHostAPI points the APIServices names at the process on port and
+// registerHostAPI points the APIServices names at the process on port
+// (framework.RegisterHostAPIs, through Service service in apisNamespace) and
 // waits until each is Available.
 func (e *env) registerHostAPI(ctx context.Context, service string, port int, names ...string) error {
-	doc := fmt.Appendf(nil, hostAPI, apisNamespace, service, port)
-	for _, name := range names {
-		version, group, _ := strings.Cut(name, ".")
-		priority := 100
-		if version == "v1beta2" {
-			priority = 200
-		}
-		doc = fmt.Appendf(doc, hostAPIService, name, group, version, priority, service, apisNamespace)
-	}
-	if _, err := e.c.ApplyErr(ctx, "", doc, false); err != nil {
-		return err
-	}
-	for _, name := range names {
-		err := framework.Poll(ctx, 2*time.Minute, "APIService "+name+" Available", func(ctx context.Context) (bool, string, error) {
-			return e.c.APIServiceAvailable(ctx, name)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return e.c.RegisterHostAPIs(ctx, apisNamespace, service, port, names...)
 }
 
 // startMetricsServer runs metrics-server at its default resolution (15s)

@@ -30,9 +30,9 @@ var MetricsAPIServices = []string{
 	"v1beta1.metrics.k8s.io",
 }
 
-// localRouting routes podpilot's API groups to a process on this machine: a
-// Service without selector and an FQDN EndpointSlice whose address is
-// 127.0.0.1 (IPv4 slices reject loopback; the aggregator dials FQDN ones).
+// localRouting routes API groups to a process on this machine: a Service
+// without selector (%[3]s in namespace %[1]s) and an FQDN EndpointSlice whose
+// address is 127.0.0.1 (IPv4 slices reject loopback; the aggregator dials FQDN ones).
 const localRouting = `
 apiVersion: v1
 kind: Namespace
@@ -40,23 +40,23 @@ metadata: {name: %[1]s}
 ---
 apiVersion: v1
 kind: Service
-metadata: {name: podpilot, namespace: %[1]s}
+metadata: {name: %[3]s, namespace: %[1]s}
 spec:
   ports: [{name: https, port: 443, targetPort: %[2]d}]
 ---
 apiVersion: discovery.k8s.io/v1
 kind: EndpointSlice
 metadata:
-  name: podpilot-local
+  name: %[3]s-local
   namespace: %[1]s
-  labels: {kubernetes.io/service-name: podpilot}
+  labels: {kubernetes.io/service-name: %[3]s}
 addressType: FQDN
 endpoints: [{addresses: ["127.0.0.1"]}]
 ports: [{name: https, port: %[2]d, protocol: TCP}]
 `
 
 // apiService is one APIService for the Service of localRouting, skipping TLS
-// verification of podpilot's self-signed certificate.
+// verification of the process' self-signed certificate.
 const apiService = `---
 apiVersion: apiregistration.k8s.io/v1
 kind: APIService
@@ -67,22 +67,48 @@ spec:
   groupPriorityMinimum: 100
   versionPriority: %[4]d
   insecureSkipTLSVerify: true
-  service: {name: podpilot, namespace: %[5]s, port: 443}
+  service: {name: %[6]s, namespace: %[5]s, port: 443}
 `
 
 // localAPIServices renders localRouting and an APIService for each of
-// MetricsAPIServices, pointing at port.
+// MetricsAPIServices, pointing at podpilot on port.
 func localAPIServices(port int) []byte {
-	doc := fmt.Appendf(nil, localRouting, apiServiceNamespace, port)
-	for _, name := range MetricsAPIServices {
+	return hostAPIServices(apiServiceNamespace, "podpilot", port, MetricsAPIServices)
+}
+
+// hostAPIServices renders localRouting for service in namespace and an
+// APIService for each of names, pointing at port on this machine.
+func hostAPIServices(namespace, service string, port int, names []string) []byte {
+	doc := fmt.Appendf(nil, localRouting, namespace, port, service)
+	for _, name := range names {
 		version, group, _ := strings.Cut(name, ".")
 		priority := 100
 		if version == "v1beta2" { // preferred over v1beta1
 			priority = 200
 		}
-		doc = fmt.Appendf(doc, apiService, name, group, version, priority, apiServiceNamespace)
+		doc = fmt.Appendf(doc, apiService, name, group, version, priority, namespace, service)
 	}
 	return doc
+}
+
+// RegisterHostAPIs points the APIServices names at the process on port on
+// this machine, through Service service in namespace, and waits until each
+// is Available: how a bench runs metrics-server or prometheus-adapter as a
+// host process behind its APIServices.
+func (c *Cluster) RegisterHostAPIs(ctx context.Context, namespace, service string, port int, names ...string) error {
+	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
+	if _, err := c.apply(ctx, "", hostAPIServices(namespace, service, port, names), opts); err != nil {
+		return err
+	}
+	for _, name := range names {
+		err := Poll(ctx, 2*time.Minute, "APIService "+name+" Available", func(ctx context.Context) (bool, string, error) {
+			return c.apiServiceAvailable(ctx, name)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RegisterMetricsAPIs points podpilot's APIServices at port on this machine
