@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -129,13 +127,4 @@ func (m *MetricsServer) get(ctx context.Context, path string, into any) (int, er
 }
 
 // Stop terminates metrics-server and waits for it to exit.
-func (m *MetricsServer) Stop() {
-	_ = m.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-m.done:
-	case <-time.After(15 * time.Second):
-		_ = m.cmd.Process.Kill()
-		<-m.done
-	}
-	_ = os.Remove(m.pidFile)
-}
+func (m *MetricsServer) Stop() { stopLogged(m.cmd, m.pidFile, m.done) }

@@ -125,20 +125,25 @@ func (p *Podpilot) WaitReady(ctx context.Context, timeout time.Duration) error {
 }
 
 // Stop terminates podpilot and waits for it to exit.
-func (p *Podpilot) Stop() {
+func (p *Podpilot) Stop() { stopLogged(p.cmd, p.pidFile, p.done) }
+
+// stopLogged ends a process startLogged started: SIGTERM, SIGKILL after 15 s,
+// and its pid file removed (also when it had already exited, so that
+// hack/local-down.sh never signals a pid that may have been reused).
+func stopLogged(cmd *exec.Cmd, pidFile string, done chan struct{}) {
+	defer func() { _ = os.Remove(pidFile) }()
 	select {
-	case <-p.done:
+	case <-done:
 		return
 	default:
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-p.done:
+	case <-done:
 	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+		_ = cmd.Process.Kill()
+		<-done
 	}
-	_ = os.Remove(p.pidFile)
 }
 
 // Exited reports whether the process has ended.

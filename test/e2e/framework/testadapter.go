@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -112,18 +111,4 @@ func (a *TestAdapter) waitReady(ctx context.Context, cfg *rest.Config, ca []byte
 }
 
 // Stop terminates the test adapter and waits for it to exit.
-func (a *TestAdapter) Stop() {
-	select {
-	case <-a.done:
-		return
-	default:
-	}
-	_ = a.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-a.done:
-	case <-time.After(15 * time.Second):
-		_ = a.cmd.Process.Kill()
-		<-a.done
-	}
-	_ = os.Remove(a.pidFile)
-}
+func (a *TestAdapter) Stop() { stopLogged(a.cmd, a.pidFile, a.done) }
