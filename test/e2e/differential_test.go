@@ -64,13 +64,18 @@ type differentialCase struct {
 	// if set, creates what the metrics describe in ns first.
 	deployment func(name string, replicas int32) *appsv1.Deployment
 	setup      func(ctx context.Context, t *testing.T, ns string)
+	// actions, by step index, is what a person does to both autoscalers
+	// or both workloads at the start of that step, before its level is set.
+	actions map[int]func(ctx context.Context, t *testing.T, ns string)
 }
 
-// differentialCheckpoint is one row of the table: both counts at the end of a hold.
+// differentialCheckpoint is one row of the table: both counts at the end of a hold,
+// and both autoscalers' statuses then (see autoscalerState).
 type differentialCheckpoint struct {
 	at       time.Duration
 	step     differentialStep
 	hpa, ppa int32
+	states   [2]autoscalerState
 }
 
 const (
@@ -114,8 +119,8 @@ func TestDifferentialStockHPAAgainstPodAutoscaler(t *testing.T) {
 }
 
 func differentialCases() []differentialCase {
-	return []differentialCase{podsMetricWithPoliciesCase(), scaleEventsOfBothDirectionsCase(), cpuUtilizationCase(), externalMetricCase(),
-		externalValueCase(), objectValueCase(), objectAverageValueCase(), containerResourceCase(), twoPoliciesEachWayCase()}
+	return append([]differentialCase{podsMetricWithPoliciesCase(), scaleEventsOfBothDirectionsCase(), cpuUtilizationCase(), externalMetricCase(),
+		externalValueCase(), objectValueCase(), objectAverageValueCase(), containerResourceCase(), twoPoliciesEachWayCase()}, v137Cases()...)
 }
 
 // podsMetricWithPoliciesCase: a Pods metric (a gauge spread over the pods,
@@ -346,6 +351,14 @@ func runDifferential(t *testing.T, dc differentialCase) {
 		if r.hpa != r.ppa {
 			t.Errorf("checkpoint %d (%s): the stock HPA has %d replicas, the PodAutoscaler %d", i, r.step.checks, r.hpa, r.ppa)
 		}
+		if r.states[0].conditions() != r.states[1].conditions() {
+			t.Errorf("checkpoint %d (%s): the stock HPA's conditions are %s, the PodAutoscaler's %s", i, r.step.checks, r.states[0].conditions(), r.states[1].conditions())
+		}
+		for j, who := range [2]string{"stock HPA", "PodAutoscaler"} {
+			if s := r.states[j]; s.observedGeneration != s.generation {
+				t.Errorf("checkpoint %d (%s): the %s observed generation %d of %d", i, r.step.checks, who, s.observedGeneration, s.generation)
+			}
+		}
 		if r.hpa != r.step.want {
 			t.Errorf("checkpoint %d (%s): the stock HPA has %d replicas where the schedule expects %d: the step does not check what it says",
 				i, r.step.checks, r.hpa, r.step.want)
@@ -385,6 +398,10 @@ func runSchedule(ctx context.Context, t *testing.T, ns string, dc differentialCa
 	last := [2]int32{-1, -1}
 	var rows []differentialCheckpoint
 	for i, s := range dc.steps {
+		if act := dc.actions[i]; act != nil {
+			act(ctx, t, ns)
+			t.Logf("+%5.1fs action of step %d (%s)", time.Since(start).Seconds(), i, s.checks)
+		}
 		if i == 0 || s.level != dc.steps[i-1].level {
 			set(s.level)
 			t.Logf("+%5.1fs level %g", time.Since(start).Seconds(), s.level)
@@ -410,7 +427,11 @@ func runSchedule(ctx context.Context, t *testing.T, ns string, dc differentialCa
 			case <-time.After(min(time.Second, time.Until(end))):
 			}
 		}
-		rows = append(rows, differentialCheckpoint{at: time.Since(start), step: s, hpa: last[0], ppa: last[1]})
+		states, err := bothStates(ctx, t, ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, differentialCheckpoint{at: time.Since(start), step: s, hpa: last[0], ppa: last[1], states: states})
 	}
 	return rows
 }
@@ -433,13 +454,17 @@ func bothReplicas(ctx context.Context, ns string) ([2]int32, error) {
 func differentialTable(dc differentialCase, rows []differentialCheckpoint) string {
 	var b strings.Builder
 	p := "DIFF " + dc.name + " | "
-	fmt.Fprintf(&b, "%s%7s | %-28s | %8s | %11s | %6s | %s\n", p, "t", dc.level, "stockHPA", "PodAutoscaler", "design", "checks")
+	fmt.Fprintf(&b, "%s%7s | %-28s | %8s | %11s | %6s | %-34s | %s\n", p, "t", dc.level, "stockHPA", "PodAutoscaler", "design", "conditions (HPA; PodAutoscaler)", "checks")
 	for _, r := range rows {
 		mark := ""
-		if r.hpa != r.ppa {
+		if r.hpa != r.ppa || r.states[0].conditions() != r.states[1].conditions() {
 			mark = "  <- DIFFERENT"
 		}
-		fmt.Fprintf(&b, "%s%6.0fs | %-28g | %8d | %11d | %6d | %s%s\n", p, r.at.Seconds(), r.step.level, r.hpa, r.ppa, r.step.want, r.step.checks, mark)
+		conds := r.states[0].conditions()
+		if conds != r.states[1].conditions() {
+			conds += "; " + r.states[1].conditions()
+		}
+		fmt.Fprintf(&b, "%s%6.0fs | %-28g | %8d | %11d | %6d | %-34s | %s%s\n", p, r.at.Seconds(), r.step.level, r.hpa, r.ppa, r.step.want, conds, r.step.checks, mark)
 	}
 	return b.String()
 }

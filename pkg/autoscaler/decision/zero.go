@@ -51,8 +51,8 @@ func holdsAtZero(in Input, desired int32) bool {
 func (d Decision) ScaledToZeroCondition() Condition {
 	if d.HoldsAtZero {
 		return Condition{Type: ScaledToZero, Status: true, Reason: ReasonScaledToZero,
-			Message: "the PodAutoscaler controller scaled the target to zero"}
+			Message: "the PodAutoscaler controller scaled the workload to zero"}
 	}
 	return Condition{Type: ScaledToZero, Status: false, Reason: ReasonNotScaledToZero,
-		Message: "the PodAutoscaler controller did not scale the target to zero"}
+		Message: "the PodAutoscaler controller did not scale the workload to zero"}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -71,5 +72,20 @@ func TestVisiblyChanged(t *testing.T) {
 				t.Errorf("VisiblyChanged = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// Each condition carries the generation it was computed for (metav1.Condition's observedGeneration), also when
+// only its reason changes: kube-controller-manager 1.37.2 leaves the HPA conditions' field empty (docs/how-it-decides.md).
+func TestSetConditionRecordsTheGeneration(t *testing.T) {
+	pa := &podpilotv1alpha1.PodAutoscaler{}
+	pa.Generation = 1
+	now := time.Unix(0, 0)
+	SetCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, ReasonSucceededGetScale, "m", now)
+	pa.Generation = 2
+	SetCondition(pa, podpilotv1alpha1.ConditionAbleToScale, true, ReasonSucceededRescale, "m", now.Add(time.Second))
+	c := meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionAbleToScale)
+	if c == nil || c.ObservedGeneration != 2 {
+		t.Fatalf("condition %+v, want observedGeneration 2", c)
 	}
 }
