@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,7 +71,27 @@ func bothStates(ctx context.Context, t *testing.T, ns string) ([2]autoscalerStat
 
 // v137Cases are the cases of what 1.37 changed.
 func v137Cases() []differentialCase {
-	return []differentialCase{scaledToZeroByTheAutoscalerCase(), zeroSetByAPersonCase(), tolerancePerDirectionCase(), newGenerationInsideTheWindowCase()}
+	return []differentialCase{scaledToZeroByTheAutoscalerCase(), zeroSetByAPersonCase(), tolerancePerDirectionCase(), newGenerationInsideTheWindowCase(),
+		podLevelRequestsCase()}
+}
+
+// podLevelRequestsCase: cpu Utilization of pods whose cpu request is set
+// at the pod level (spec.resources, PodLevelResources beta and on since
+// 1.34) and not in their container: both divide by the pod-level request,
+// on cpuUtilizationCase's schedule.
+func podLevelRequestsCase() differentialCase {
+	dc := cpuUtilizationCase()
+	dc.name = "pod-level cpu requests"
+	dc.deployment = func(name string, replicas int32) *appsv1.Deployment {
+		d := cluster.Deployment(name, replicas)
+		spec := &d.Spec.Template.Spec
+		for i := range spec.Containers {
+			delete(spec.Containers[i].Resources.Requests, corev1.ResourceCPU)
+		}
+		spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
+		return d
+	}
+	return dc
 }
 
 // externalAverageCase is a case of 2 pods between minReplicas and 10 on an
