@@ -159,18 +159,19 @@ func tolerancePerDirectionCase() differentialCase {
 }
 
 // newGenerationInsideTheWindowCase: a person lowers both targets from 10 to
-// 2 per replica (a new generation) while a scale-down is held by the
-// window. Both reconcile the new generation (1.37 enqueues a new generation
-// at once), observe it, and scale up by the new target.
+// 4 per replica (a new generation) while a scale-down is held by the
+// window. Both reconcile the new generation at once (1.37 enqueues a new
+// generation without waiting for the next sync), observe it, and scale by
+// the new target within 10 s, less than the 15 s sync period.
 func newGenerationInsideTheWindowCase() differentialCase {
 	c := externalAverageCase("new generation inside the window", "diff_generation_queue", 1, nil, []differentialStep{
 		{40, 30 * time.Second, 4, "ratio 2: 4"},
 		{20, 15 * time.Second, 4, "wants 2; held by the 30s downscale stabilization"},
-		{20, 25 * time.Second, 8, "target 2 per replica (generation 2): wants 10, the scale-up limit 2×4 = 8"},
-		{20, 25 * time.Second, 10, "ceil(20/2) = 10, the maximum"},
+		{20, 10 * time.Second, 5, "target 4 per replica (generation 2): ceil(20/4) = 5 within 10 s, reconciled at once"},
+		{20, 20 * time.Second, 5, "20 over 5 at 4 each: held"},
 	})
 	c.actions = map[int]func(context.Context, *testing.T, string){
-		2: func(ctx context.Context, t *testing.T, ns string) { setBothAverageTargets(ctx, t, ns, 2) },
+		2: func(ctx context.Context, t *testing.T, ns string) { setBothAverageTargets(ctx, t, ns, 4) },
 	}
 	return c
 }
