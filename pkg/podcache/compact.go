@@ -96,8 +96,8 @@ func (c *Compactor) Owners(owners []metav1.OwnerReference) []metav1.OwnerReferen
 }
 
 // resources returns the shared pod holding only what the autoscaler reads of p's resources:
-// spec.resources' requests and each container's and init container's name, restart policy and
-// requests, and of the status the requests in effect (status.resources' and each container
+// spec.resources' requests, spec.overhead, each container's and init container's name, restart
+// policy and requests, and of the status the requests in effect (status.resources' and each container
 // status's name and requests) and the resize conditions (see inEffectOnly). Pods of one shape
 // share one.
 func (c *Compactor) resources(p *corev1.Pod) *corev1.Pod {
@@ -106,6 +106,8 @@ func (c *Compactor) resources(p *corev1.Pod) *corev1.Pod {
 	if spec.Resources != nil {
 		writeRequests(&key, spec.Resources.Requests)
 	}
+	key.WriteString("+")
+	writeRequests(&key, spec.Overhead)
 	for _, list := range [...][]corev1.Container{spec.InitContainers, spec.Containers} {
 		key.WriteString("|")
 		for _, ctr := range list {
@@ -122,6 +124,7 @@ func (c *Compactor) resources(p *corev1.Pod) *corev1.Pod {
 		out := &corev1.Pod{Spec: corev1.PodSpec{
 			InitContainers: requestsOnly(spec.InitContainers),
 			Containers:     requestsOnly(spec.Containers),
+			Overhead:       spec.Overhead,
 		}, Status: inEffectOnly(&p.Status)}
 		if spec.Resources != nil {
 			out.Spec.Resources = &corev1.ResourceRequirements{Requests: spec.Resources.Requests}

@@ -30,6 +30,7 @@ func TestCompactKeepsWhatThePodsReadersUseAndNothingElse(t *testing.T) {
 		Ready: true, ReadyTransition: in.Status.Conditions[1].LastTransitionTime,
 		Resources: &corev1.Pod{Spec: corev1.PodSpec{
 			Resources:  &corev1.ResourceRequirements{Requests: in.Spec.Resources.Requests},
+			Overhead:   in.Spec.Overhead,
 			Containers: []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{Requests: in.Spec.Containers[0].Resources.Requests}}},
 			InitContainers: []corev1.Container{{Name: "proxy", RestartPolicy: in.Spec.InitContainers[0].RestartPolicy,
 				Resources: corev1.ResourceRequirements{Requests: in.Spec.InitContainers[0].Resources.Requests}}},
@@ -134,6 +135,7 @@ func TestPodsShareAShapeOnlyWithEqualRequestsInEffectAndResizeConditions(t *test
 		{"other requests in effect of a sidecar are another shape", func(p *corev1.Pod) {
 			p.Status.InitContainerStatuses[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
 		}, false},
+		{"another overhead is another shape", func(p *corev1.Pod) { p.Spec.Overhead = nil }, false},
 		{"other pod-level requests in effect are another shape", func(p *corev1.Pod) {
 			p.Status.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
 		}, false},

@@ -33,8 +33,8 @@ type Pod struct {
 	StartTime metav1.Time
 	// ReadyTransition is the Ready condition's last transition, zero without the condition.
 	ReadyTransition metav1.Time
-	// Resources holds, of the pod, only spec.resources' requests and each container's and init
-	// container's name, restart policy and requests; of its status, status.resources' requests,
+	// Resources holds, of the pod, only spec.resources' requests, spec.overhead and each
+	// container's and init container's name, restart policy and requests; of its status, status.resources' requests,
 	// each container status's name and resources.requests (the requests in effect after an
 	// in-place resize), the PodResizePending and PodResizeInProgress conditions' type, status and
 	// reason, and status.resize. It is shared with the pods whose are equal.
