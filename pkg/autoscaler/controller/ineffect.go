@@ -28,9 +28,11 @@ func containerRequest(p *corev1.Pod, c *corev1.Container, r corev1.ResourceName)
 }
 
 // podRequest is the pod-level request for r in effect, if the pod sets one in spec.resources:
-// status.resources' request, else the spec's. A pod with an overhead for r reads the spec's: the
-// kubelet reports the pod's cgroup there, which includes the overhead (kubernetes#139627), and
-// upstream excludes the overhead from the request (kubernetes#142154).
+// while a resize of the pod is in flight, status.resources' request if reported, else the spec's.
+// At rest the two are the same request, but the kubelet reports the pod's cgroup, which rounds
+// (on cgroup v2 1 cpu reads 975m); and it includes the overhead (kubernetes#139627), which
+// upstream excludes from the request (kubernetes#142154), so a pod with an overhead for r reads
+// the spec's.
 func podRequest(p *corev1.Pod, r corev1.ResourceName) (resource.Quantity, bool) {
 	if p.Spec.Resources == nil {
 		return resource.Quantity{}, false
@@ -39,7 +41,7 @@ func podRequest(p *corev1.Pod, r corev1.ResourceName) (resource.Quantity, bool) 
 	if !ok {
 		return q, false
 	}
-	if _, overhead := p.Spec.Overhead[r]; overhead || p.Status.Resources == nil {
+	if _, overhead := p.Spec.Overhead[r]; overhead || p.Status.Resources == nil || !resizing(p) {
 		return q, true
 	}
 	if inEffect, reported := p.Status.Resources.Requests[r]; reported {

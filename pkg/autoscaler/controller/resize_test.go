@@ -58,12 +58,16 @@ func TestUtilizationDividesByTheRequestsInEffectDuringAResize(t *testing.T) {
 		{name: "a resize condition that is False is no resize in flight",
 			spec: spec, status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodResizePending, Status: corev1.ConditionFalse}}},
 			wantCPU: 2400, wantContainers: map[string]int64{"app": 2000, "proxy": 400}},
-		{name: "the pod-level request in effect is status.resources'",
-			spec: podLevel, status: corev1.PodStatus{Resources: ptr.To(reqs("1"))},
-			wantCPU: 1000, wantContainers: map[string]int64{"app": 0}},
-		{name: "with an overhead the pod-level request is the spec's (the status's includes the overhead)",
-			spec: func() corev1.PodSpec { s := podLevel; s.Overhead = cpu("250m"); return s }(), status: corev1.PodStatus{Resources: ptr.To(reqs("1250m"))},
+		{name: "during a resize the pod-level request in effect is status.resources'",
+			spec: podLevel, status: corev1.PodStatus{Resources: ptr.To(reqs("1")), Conditions: []corev1.PodCondition{inProgress}},
+			wantCPU: 1000, wantContainers: map[string]int64{"app": 0}, wantResizing: true},
+		{name: "at rest the pod-level request is the spec's (the status's is the pod cgroup's, rounded)",
+			spec: podLevel, status: corev1.PodStatus{Resources: ptr.To(reqs("1950m"))},
 			wantCPU: 2000, wantContainers: map[string]int64{"app": 0}},
+		{name: "with an overhead the pod-level request is the spec's (the status's includes the overhead)",
+			spec:    func() corev1.PodSpec { s := podLevel; s.Overhead = cpu("250m"); return s }(),
+			status:  corev1.PodStatus{Resources: ptr.To(reqs("1250m")), Conditions: []corev1.PodCondition{inProgress}},
+			wantCPU: 2000, wantContainers: map[string]int64{"app": 0}, wantResizing: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
