@@ -53,8 +53,8 @@ func podOf(p *podcache.Pod) replicas.Pod {
 // requestsOf returns the pod's cpu and memory requests in effect (ineffect.go) in milli-units:
 // the pod-level request when set, otherwise the sum over its containers and its restartable init
 // containers (native sidecars, restartPolicy Always), as upstream's calculatePodRequests; absent
-// when any of those containers lacks it. A request, or a sum, beyond int64 milli-units is absent too, and its
-// error (replicas.ErrValueOutOfRange) is returned by resource, nil when there is none.
+// when any of those containers lacks it. A request, or a sum, beyond int64 milli-units is absent
+// too, and its error (replicas.ErrValueOutOfRange) is returned by resource, nil when there is none.
 func requestsOf(p *corev1.Pod) (map[corev1.ResourceName]int64, map[corev1.ResourceName]error) {
 	out := make(map[corev1.ResourceName]int64, 2)
 	var errs map[corev1.ResourceName]error
@@ -82,9 +82,8 @@ func requestsOf(p *corev1.Pod) (map[corev1.ResourceName]int64, map[corev1.Resour
 }
 
 // containerRequests sums r's requests in effect over the pod's containers and restartable init
-// containers;
-// false when there are no containers or one of them has no request for r. A request or a sum
-// beyond int64 milli-units is replicas.ErrValueOutOfRange.
+// containers; false when there are no containers or one of them has no request for r. A request
+// or a sum beyond int64 milli-units is replicas.ErrValueOutOfRange.
 func containerRequests(p *corev1.Pod, r corev1.ResourceName) (int64, bool, error) {
 	sum, counted := int64(0), 0
 	var err error

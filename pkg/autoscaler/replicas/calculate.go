@@ -92,8 +92,8 @@ func resizeHolds(t Target, g groups, ratio float64) bool {
 // missing pods count as using the target (100% of their request, or the target if above 100%),
 // and so do, for a Utilization target, the pods whose in-place resize is in flight, whatever their
 // samples say; on a scale-up, missing and ignored pods count as using nothing, and resizing pods
-// as measured against their requests in effect. It keeps the current replicas when
-// the new ratio is within tolerance or the fill-in would reverse the direction of the scale.
+// as measured against their requests in effect. It keeps the current replicas when the new ratio
+// is within tolerance or the fill-in would reverse the direction of the scale.
 //
 //nolint:gocyclo // one branch per rule of upstream's calcPlainMetricReplicas, kept in its order so the two read side by side
 func rebalance(in Input, g groups, requests map[string]int64, ratio float64) (int32, error) {
