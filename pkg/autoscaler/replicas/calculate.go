@@ -32,7 +32,8 @@ type usage struct {
 }
 
 // Calculate proposes a replica count for a per-pod metric, as upstream's GetResourceReplicas,
-// GetRawResourceReplicas and GetMetricReplicas do. The errors wrap ErrInvalidTarget, ErrNoPods,
+// GetRawResourceReplicas and GetMetricReplicas do, except that a pod whose in-place resize is in
+// flight never lowers a Utilization proposal (resizeHolds). The errors wrap ErrInvalidTarget, ErrNoPods,
 // ErrNoMetrics, ErrMissingRequest, ErrValueOutOfRange or ErrNegativeValue.
 func Calculate(in Input) (Result, error) {
 	if err := in.Target.validate(); err != nil {
