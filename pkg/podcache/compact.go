@@ -12,12 +12,12 @@ import (
 )
 
 // Compactor makes the cached pods of one cache: its tables hand out one instance of the label
-// maps, owner lists and request specs that the pods of a workload repeat. The zero value is
+// maps, owner lists and resource shapes that the pods of a workload repeat. The zero value is
 // ready to use; it is safe for concurrent use.
 type Compactor struct {
-	labels    shared[map[string]string]
-	owners    shared[[]metav1.OwnerReference]
-	resources shared[*corev1.Pod]
+	labels shared[map[string]string]
+	owners shared[[]metav1.OwnerReference]
+	shapes shared[*corev1.Pod]
 }
 
 // Transform is an informer transform: it compacts a *corev1.Pod and passes anything else through.
@@ -29,7 +29,8 @@ func (c *Compactor) Transform(obj any) (any, error) {
 }
 
 // Compact returns the cached form of p. Strings are interned, and equal label maps, owner lists
-// and request specs shared; p itself is not kept.
+// and resource shapes (requests in the spec and in effect, resize conditions) shared; p itself is
+// not kept.
 func (c *Compactor) Compact(p *corev1.Pod) *Pod {
 	out := &Pod{
 		Name:              p.Name,
@@ -41,7 +42,7 @@ func (c *Compactor) Compact(p *corev1.Pod) *Pod {
 		DeletionTimestamp: p.DeletionTimestamp,
 		CreationTimestamp: p.CreationTimestamp,
 		Phase:             unique.Make(p.Status.Phase).Value(),
-		Resources:         c.requests(&p.Spec),
+		Resources:         c.resources(p),
 	}
 	if p.Status.StartTime != nil {
 		out.StartTime = *p.Status.StartTime
@@ -94,13 +95,19 @@ func (c *Compactor) Owners(owners []metav1.OwnerReference) []metav1.OwnerReferen
 	return c.owners.intern(key.String(), func() []metav1.OwnerReference { return slices.Clip(owners) })
 }
 
-// requests returns the shared pod holding only spec's requests: spec.resources' requests and
-// each container's and init container's name, restart policy and requests.
-func (c *Compactor) requests(spec *corev1.PodSpec) *corev1.Pod {
+// resources returns the shared pod holding only what the autoscaler reads of p's resources:
+// spec.resources' requests, spec.overhead, each container's and init container's name, restart
+// policy and requests, and of the status the requests in effect (status.resources' and each container
+// status's name and requests) and the resize conditions (see inEffectOnly). Pods of one shape
+// share one.
+func (c *Compactor) resources(p *corev1.Pod) *corev1.Pod {
+	spec := &p.Spec
 	var key strings.Builder
 	if spec.Resources != nil {
 		writeRequests(&key, spec.Resources.Requests)
 	}
+	key.WriteString("+")
+	writeRequests(&key, spec.Overhead)
 	for _, list := range [...][]corev1.Container{spec.InitContainers, spec.Containers} {
 		key.WriteString("|")
 		for _, ctr := range list {
@@ -112,11 +119,13 @@ func (c *Compactor) requests(spec *corev1.PodSpec) *corev1.Pod {
 			writeRequests(&key, ctr.Resources.Requests)
 		}
 	}
-	return c.resources.intern(key.String(), func() *corev1.Pod {
+	writeStatusKey(&key, &p.Status)
+	return c.shapes.intern(key.String(), func() *corev1.Pod {
 		out := &corev1.Pod{Spec: corev1.PodSpec{
 			InitContainers: requestsOnly(spec.InitContainers),
 			Containers:     requestsOnly(spec.Containers),
-		}}
+			Overhead:       spec.Overhead,
+		}, Status: inEffectOnly(&p.Status)}
 		if spec.Resources != nil {
 			out.Spec.Resources = &corev1.ResourceRequirements{Requests: spec.Resources.Requests}
 		}

@@ -30,9 +30,14 @@ func TestCompactKeepsWhatThePodsReadersUseAndNothingElse(t *testing.T) {
 		Ready: true, ReadyTransition: in.Status.Conditions[1].LastTransitionTime,
 		Resources: &corev1.Pod{Spec: corev1.PodSpec{
 			Resources:  &corev1.ResourceRequirements{Requests: in.Spec.Resources.Requests},
+			Overhead:   in.Spec.Overhead,
 			Containers: []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{Requests: in.Spec.Containers[0].Resources.Requests}}},
 			InitContainers: []corev1.Container{{Name: "proxy", RestartPolicy: in.Spec.InitContainers[0].RestartPolicy,
 				Resources: corev1.ResourceRequirements{Requests: in.Spec.InitContainers[0].Resources.Requests}}},
+		}, Status: corev1.PodStatus{
+			Resources:             &corev1.ResourceRequirements{Requests: in.Status.Resources.Requests},
+			ContainerStatuses:     []corev1.ContainerStatus{{Name: "app", Resources: &corev1.ResourceRequirements{Requests: in.Status.ContainerStatuses[0].Resources.Requests}}},
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: "proxy", Resources: &corev1.ResourceRequirements{Requests: in.Status.InitContainerStatuses[0].Resources.Requests}}},
 		}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -83,6 +88,72 @@ func TestPodsOfOneWorkloadShareTheirLabelsOwnersAndRequests(t *testing.T) {
 	sc := c.Compact(b)
 	if sameMap(sa.Labels, sc.Labels) || sa.Resources == sc.Resources {
 		t.Error("different labels or requests are shared")
+	}
+}
+
+func TestCompactKeepsTheRequestsInEffectAndTheResizeConditions(t *testing.T) {
+	in := podcachetest.FullPod()
+	big := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+	in.Spec.Containers[0].Resources.Requests = big // resized in the spec, not yet in effect
+	in.Status.Resize = corev1.PodResizeStatusInProgress
+	in.Status.Conditions = append(in.Status.Conditions,
+		corev1.PodCondition{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue, Reason: "", Message: "long text", LastTransitionTime: metav1.Now()},
+		corev1.PodCondition{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonInfeasible, Message: "node has 1 cpu"})
+	var c Compactor
+	got := c.Compact(in).Resources
+	want := corev1.PodStatus{
+		Resources:             &corev1.ResourceRequirements{Requests: in.Status.Resources.Requests},
+		ContainerStatuses:     []corev1.ContainerStatus{{Name: "app", Resources: &corev1.ResourceRequirements{Requests: in.Status.ContainerStatuses[0].Resources.Requests}}},
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: "proxy", Resources: &corev1.ResourceRequirements{Requests: in.Status.InitContainerStatuses[0].Resources.Requests}}},
+		Resize:                corev1.PodResizeStatusInProgress,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue},
+			{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonInfeasible}},
+	}
+	if diff := cmp.Diff(want, got.Status); diff != "" {
+		t.Errorf("status kept (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(big, got.Spec.Containers[0].Resources.Requests); diff != "" {
+		t.Errorf("spec requests kept (-want +got):\n%s", diff)
+	}
+}
+
+func TestPodsShareAShapeOnlyWithEqualRequestsInEffectAndResizeConditions(t *testing.T) {
+	var c Compactor
+	base := c.Compact(podcachetest.FullPod()).Resources
+	tests := []struct {
+		name   string
+		change func(p *corev1.Pod)
+		shared bool
+	}{
+		{"a pod of the same shape, its conditions' times and messages aside, shares it", func(p *corev1.Pod) {
+			p.Status.Conditions[1].Message = "other"
+			p.Status.ContainerStatuses[0].RestartCount = 7
+		}, true},
+		{"other requests in effect of a container are another shape", func(p *corev1.Pod) {
+			p.Status.ContainerStatuses[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+		}, false},
+		{"other requests in effect of a sidecar are another shape", func(p *corev1.Pod) {
+			p.Status.InitContainerStatuses[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+		}, false},
+		{"another overhead is another shape", func(p *corev1.Pod) { p.Spec.Overhead = nil }, false},
+		{"other pod-level requests in effect are another shape", func(p *corev1.Pod) {
+			p.Status.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+		}, false},
+		{"a resize in progress is another shape", func(p *corev1.Pod) {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue})
+		}, false},
+		{"a pending resize's reason is part of the shape", func(p *corev1.Pod) {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonDeferred})
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := podcachetest.FullPod()
+			tt.change(p)
+			if got := c.Compact(p).Resources == base; got != tt.shared {
+				t.Errorf("shared %v, want %v", got, tt.shared)
+			}
+		})
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 
 // Pod is a cached pod: its identity, labels and owners (selectors, object names, ownership), its
 // creation and deletion timestamps, phase, start time and Ready condition (the autoscaler's readiness rules),
-// and a shared pod spec holding only the requests. It is a metav1.Object and a runtime.Object,
+// and a shared pod holding only its resource shape (requests in the spec and in effect, resize
+// conditions). It is a metav1.Object and a runtime.Object,
 // so the informer's indexers and generic listers read it like any cached object; the setters of
 // fields it does not keep do nothing. Cached pods are shared and read-only.
 type Pod struct {
@@ -32,8 +33,11 @@ type Pod struct {
 	StartTime metav1.Time
 	// ReadyTransition is the Ready condition's last transition, zero without the condition.
 	ReadyTransition metav1.Time
-	// Resources holds, of the pod, only spec.resources' requests and each container's and init
-	// container's name, restart policy and requests; it is shared with the pods whose are equal.
+	// Resources holds, of the pod, only spec.resources' requests, spec.overhead and each
+	// container's and init container's name, restart policy and requests; of its status, status.resources' requests,
+	// each container status's name and resources.requests (the requests in effect after an
+	// in-place resize), the PodResizePending and PodResizeInProgress conditions' type, status and
+	// reason, and status.resize. It is shared with the pods whose are equal.
 	Resources *corev1.Pod
 	// Ready is whether the Ready condition's status is True.
 	Ready bool

@@ -13,7 +13,8 @@ import (
 )
 
 // benchPodJSON is a typical Deployment pod as kwok-managed clusters store it (managedFields,
-// annotations, env, volumes, probes, four conditions, a container status); IDX makes each
+// annotations, env, volumes, probes, four conditions, a container status with the resources a
+// kubelet reports since in-place resize is GA); IDX makes each
 // object's name, uid and resource version unique.
 const benchPodJSON = `{"metadata":{"name":"vg1-vanguard-7d9f8c6b5-IDX","generateName":"vg1-vanguard-7d9f8c6b5-","namespace":"dns","uid":"6f1c2d3e-4a5b-6c7d-8e9f-IDX","resourceVersion":"IDX123","creationTimestamp":"2026-11-23T06:00:00Z",
 "labels":{"app":"vg1-vanguard","tier":"dns","pod-template-hash":"7d9f8c6b5"},
@@ -30,7 +31,8 @@ const benchPodJSON = `{"metadata":{"name":"vg1-vanguard-7d9f8c6b5-IDX","generate
 "readinessProbe":{"httpGet":{"path":"/ready","port":8080,"scheme":"HTTP"},"timeoutSeconds":1,"periodSeconds":10,"successThreshold":1,"failureThreshold":3},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":"IfNotPresent"}]},
 "status":{"phase":"Running","hostIP":"10.0.0.1","podIP":"10.0.0.IDX","startTime":"2026-11-23T06:00:01Z",
 "conditions":[{"type":"Initialized","status":"True","lastTransitionTime":"2026-11-23T06:00:01Z"},{"type":"Ready","status":"True","lastTransitionTime":"2026-11-23T06:00:01Z"},{"type":"ContainersReady","status":"True","lastTransitionTime":"2026-11-23T06:00:01Z"},{"type":"PodScheduled","status":"True","lastTransitionTime":"2026-11-23T06:00:01Z"}],
-"containerStatuses":[{"name":"app","state":{"running":{"startedAt":"2026-11-23T06:00:01Z"}},"ready":true,"restartCount":0,"image":"registry.example.com/team/vanguard:1.42.0","imageID":"","started":true}]}}`
+"containerStatuses":[{"name":"app","state":{"running":{"startedAt":"2026-11-23T06:00:01Z"}},"ready":true,"restartCount":0,"image":"registry.example.com/team/vanguard:1.42.0","imageID":"","started":true,
+"allocatedResources":{"cpu":"100m","memory":"256Mi"},"resources":{"requests":{"cpu":"100m","memory":"256Mi"},"limits":{"memory":"512Mi"}}}]}}`
 
 // benchMinimalPodJSON is scenario g's minimal pod: one container with requests, an app label,
 // the fields the API server and kube-controller-manager add, kwok's status.

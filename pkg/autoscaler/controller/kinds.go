@@ -50,18 +50,18 @@ func describedKind(ref podpilotv1alpha1.MetricObjectReference) schema.GroupKind 
 	return schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind()
 }
 
-// containerRequestsOf returns each container's own cpu and memory requests in milli-units, for
-// the regular containers and the restartable init containers (native sidecars), as upstream's
-// calculateRequests matches a ContainerResource metric's container among both. A request beyond
-// int64 milli-units is absent, and its error (replicas.ErrValueOutOfRange) is returned by
-// resource, nil when there is none.
+// containerRequestsOf returns each container's own cpu and memory requests in effect
+// (ineffect.go) in milli-units, for the regular containers and the restartable init containers
+// (native sidecars), as upstream's calculateRequests matches a ContainerResource metric's
+// container among both. A request beyond int64 milli-units is absent, and its error
+// (replicas.ErrValueOutOfRange) is returned by resource, nil when there is none.
 func containerRequestsOf(p *corev1.Pod) (map[string]map[corev1.ResourceName]int64, map[corev1.ResourceName]error) {
 	out := make(map[string]map[corev1.ResourceName]int64, len(p.Spec.Containers))
 	var errs map[corev1.ResourceName]error
 	add := func(c corev1.Container) {
 		reqs := make(map[corev1.ResourceName]int64, 2)
 		for _, r := range [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			q, ok := c.Resources.Requests[r]
+			q, ok := containerRequest(p, &c, r)
 			if !ok {
 				continue
 			}

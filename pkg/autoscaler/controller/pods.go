@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/tools/cache"
@@ -25,7 +24,8 @@ func podsOf(pods []*podcache.Pod) []replicas.Pod {
 	return out
 }
 
-// podOf converts a cached pod; its requests are read from its shared requests-only pod.
+// podOf converts a cached pod; its requests in effect and whether it is being resized are read
+// from its shared resource shape.
 func podOf(p *podcache.Pod) replicas.Pod {
 	requests, errs := requestsOf(p.Resources)
 	// ContainerResource metrics (kinds.go).
@@ -46,14 +46,15 @@ func podOf(p *podcache.Pod) replicas.Pod {
 		Requests:          requests,
 		ContainerRequests: containers,
 		RequestErrs:       errs,
+		Resizing:          resizing(p.Resources),
 	}
 }
 
-// requestsOf returns the pod's cpu and memory requests in milli-units: the pod-level request
-// when set, otherwise the sum over its containers and its restartable init containers (native
-// sidecars, restartPolicy Always), as upstream's calculatePodRequests; absent when any of those
-// containers lacks it. A request, or a sum, beyond int64 milli-units is absent too, and its
-// error (replicas.ErrValueOutOfRange) is returned by resource, nil when there is none.
+// requestsOf returns the pod's cpu and memory requests in effect (ineffect.go) in milli-units:
+// the pod-level request when set, otherwise the sum over its containers and its restartable init
+// containers (native sidecars, restartPolicy Always), as upstream's calculatePodRequests; absent
+// when any of those containers lacks it. A request, or a sum, beyond int64 milli-units is absent
+// too, and its error (replicas.ErrValueOutOfRange) is returned by resource, nil when there is none.
 func requestsOf(p *corev1.Pod) (map[corev1.ResourceName]int64, map[corev1.ResourceName]error) {
 	out := make(map[corev1.ResourceName]int64, 2)
 	var errs map[corev1.ResourceName]error
@@ -80,23 +81,14 @@ func requestsOf(p *corev1.Pod) (map[corev1.ResourceName]int64, map[corev1.Resour
 	return out, errs
 }
 
-// podRequest is the pod-level request for r, if the pod sets one.
-func podRequest(p *corev1.Pod, r corev1.ResourceName) (resource.Quantity, bool) {
-	if p.Spec.Resources == nil {
-		return resource.Quantity{}, false
-	}
-	q, ok := p.Spec.Resources.Requests[r]
-	return q, ok
-}
-
-// containerRequests sums r's requests over the pod's containers and restartable init containers;
-// false when there are no containers or one of them has no request for r. A request or a sum
-// beyond int64 milli-units is replicas.ErrValueOutOfRange.
+// containerRequests sums r's requests in effect over the pod's containers and restartable init
+// containers; false when there are no containers or one of them has no request for r. A request
+// or a sum beyond int64 milli-units is replicas.ErrValueOutOfRange.
 func containerRequests(p *corev1.Pod, r corev1.ResourceName) (int64, bool, error) {
 	sum, counted := int64(0), 0
 	var err error
 	add := func(c corev1.Container) bool {
-		q, ok := c.Resources.Requests[r]
+		q, ok := containerRequest(p, &c, r)
 		v, verr := replicas.MilliOf(q)
 		switch {
 		case err != nil:

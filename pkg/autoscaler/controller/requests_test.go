@@ -87,3 +87,60 @@ func TestARequestBeyondMilliUnitsFailsTheUtilizationMetricInsteadOfReadingWrappe
 		})
 	}
 }
+
+// TestPodLevelRequestsAreTheUtilizationDenominatorWithoutTheOverhead checks pod-level requests
+// (spec.resources, kubernetes#132430) against upstream's calculateRequests: a pod-level request is
+// the pod's request for a Resource metric, its containers' are not summed; a ContainerResource
+// metric reads its container's own request even then; and the pod overhead (spec.overhead, a
+// RuntimeClass's) is never part of the request, as kubernetes#142154 made it upstream
+// (kube-controller-manager 1.37.2 still adds it to a pod-level request).
+func TestPodLevelRequestsAreTheUtilizationDenominatorWithoutTheOverhead(t *testing.T) {
+	list := func(cpu, memory string) corev1.ResourceList {
+		l := corev1.ResourceList{}
+		if cpu != "" {
+			l[corev1.ResourceCPU] = resource.MustParse(cpu)
+		}
+		if memory != "" {
+			l[corev1.ResourceMemory] = resource.MustParse(memory)
+		}
+		return l
+	}
+	containers := []corev1.Container{
+		{Name: "app", Resources: corev1.ResourceRequirements{Requests: list("300m", "100")}},
+		{Name: "log", Resources: corev1.ResourceRequirements{Requests: list("100m", "50")}},
+	}
+	tests := []struct {
+		name           string
+		spec           corev1.PodSpec
+		want           map[corev1.ResourceName]int64
+		wantAppRequest int64
+	}{
+		{name: "a pod-level request is the pod's request; the containers' are not summed",
+			spec: corev1.PodSpec{Resources: &corev1.ResourceRequirements{Requests: list("1", "1000")}, Containers: containers},
+			want: map[corev1.ResourceName]int64{corev1.ResourceCPU: 1000, corev1.ResourceMemory: 1_000_000}, wantAppRequest: 300},
+		{name: "the overhead is not added to a pod-level request (1.37.2 reads 1250m)",
+			spec: corev1.PodSpec{Resources: &corev1.ResourceRequirements{Requests: list("1", "1000")}, Containers: containers, Overhead: list("250m", "20")},
+			want: map[corev1.ResourceName]int64{corev1.ResourceCPU: 1000, corev1.ResourceMemory: 1_000_000}, wantAppRequest: 300},
+		{name: "the overhead is not added to the containers' sum either (as upstream, every version)",
+			spec: corev1.PodSpec{Containers: containers, Overhead: list("250m", "20")},
+			want: map[corev1.ResourceName]int64{corev1.ResourceCPU: 400, corev1.ResourceMemory: 150_000}, wantAppRequest: 300},
+		{name: "a resource without a pod-level request is the containers' sum",
+			spec: corev1.PodSpec{Resources: &corev1.ResourceRequirements{Requests: list("1", "")}, Containers: containers},
+			want: map[corev1.ResourceName]int64{corev1.ResourceCPU: 1000, corev1.ResourceMemory: 150_000}, wantAppRequest: 300},
+		{name: "pod-level requests without container requests: the pod-level ones; a ContainerResource target finds none",
+			spec: corev1.PodSpec{Resources: &corev1.ResourceRequirements{Requests: list("500m", "")}, Containers: []corev1.Container{{Name: "app"}}},
+			want: map[corev1.ResourceName]int64{corev1.ResourceCPU: 500}, wantAppRequest: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c podcache.Compactor
+			pod := podOf(c.Compact(&corev1.Pod{Spec: tt.spec}))
+			if diff := cmp.Diff(tt.want, pod.Requests); diff != "" {
+				t.Errorf("pod requests (-want +got):\n%s", diff)
+			}
+			if got := pod.ContainerRequests["app"][corev1.ResourceCPU]; got != tt.wantAppRequest {
+				t.Errorf("container app's cpu request = %dm, want %dm", got, tt.wantAppRequest)
+			}
+		})
+	}
+}

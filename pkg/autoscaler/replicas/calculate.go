@@ -32,7 +32,8 @@ type usage struct {
 }
 
 // Calculate proposes a replica count for a per-pod metric, as upstream's GetResourceReplicas,
-// GetRawResourceReplicas and GetMetricReplicas do. The errors wrap ErrInvalidTarget, ErrNoPods,
+// GetRawResourceReplicas and GetMetricReplicas do, except that a pod whose in-place resize is in
+// flight never lowers a Utilization proposal (resizeHolds). The errors wrap ErrInvalidTarget, ErrNoPods,
 // ErrNoMetrics, ErrMissingRequest, ErrValueOutOfRange or ErrNegativeValue.
 func Calculate(in Input) (Result, error) {
 	if err := in.Target.validate(); err != nil {
@@ -70,7 +71,7 @@ func Calculate(in Input) (Result, error) {
 	}
 	tol := in.Config.Tolerances
 	scaleUpWithIgnored := len(g.ignored) > 0 && u.ratio > 1.0
-	if !scaleUpWithIgnored && len(g.missing) == 0 {
+	if !scaleUpWithIgnored && len(g.missing) == 0 && !resizeHolds(in.Target, g, u.ratio) {
 		res.Replicas = in.CurrentReplicas
 		if !tol.Within(u.ratio) {
 			res.Replicas = ceilReplicas(u.ratio * float64(len(g.ready)))
@@ -81,16 +82,34 @@ func Calculate(in Input) (Result, error) {
 	return res, err
 }
 
+// resizeHolds reports whether a Utilization target's scale-down must be recomputed with the pods
+// whose in-place resize is in flight counted as using the target (see rebalance): while their
+// requests change, their utilization is no evidence for a scale-in (kubernetes#142155).
+func resizeHolds(t Target, g groups, ratio float64) bool {
+	return t.Type == Utilization && len(g.resizing) > 0 && ratio < 1.0
+}
+
 // rebalance recomputes the proposal after filling in missing and ignored pods: on a scale-down,
-// missing pods count as using the target (100% of their request, or the target if above 100%);
-// on a scale-up, missing and ignored pods count as using nothing. It keeps the current replicas when
-// the new ratio is within tolerance or the fill-in would reverse the direction of the scale.
+// missing pods count as using the target (100% of their request, or the target if above 100%),
+// and so do, for a Utilization target, the pods whose in-place resize is in flight, whatever their
+// samples say; on a scale-up, missing and ignored pods count as using nothing, and resizing pods
+// as measured against their requests in effect. It keeps the current replicas when the new ratio
+// is within tolerance or the fill-in would reverse the direction of the scale.
 //
 //nolint:gocyclo // one branch per rule of upstream's calcPlainMetricReplicas, kept in its order so the two read side by side
 func rebalance(in Input, g groups, requests map[string]int64, ratio float64) (int32, error) {
 	values := make(map[string]int64, len(g.ready)+len(g.missing)+len(g.ignored))
 	for name, v := range g.ready {
 		values[name] = v
+	}
+	if resizeHolds(in.Target, g, ratio) {
+		for _, name := range g.resizing {
+			v, err := in.Target.fallback(requests[name])
+			if err != nil {
+				return 0, fmt.Errorf("resizing pod %s: %w", name, err)
+			}
+			values[name] = v
+		}
 	}
 	for _, name := range g.missing {
 		switch {

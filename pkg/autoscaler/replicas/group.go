@@ -15,6 +15,8 @@ type groups struct {
 	missing []string
 	// ignored lists pending or not-yet-ready pods; their samples are dropped.
 	ignored []string
+	// resizing lists the pods among ready whose in-place resize is in flight.
+	resizing []string
 	// live lists every pod that is neither deleted nor finished.
 	live []Pod
 	// oldest is the oldest timestamp among the used samples.
@@ -52,6 +54,9 @@ func groupPods(pods []Pod, samples map[string]Sample, resource corev1.ResourceNa
 			g.err = sampleErr(pod.Name, sample)
 		}
 		g.ready[pod.Name] = sample.Value
+		if pod.Resizing {
+			g.resizing = append(g.resizing, pod.Name)
+		}
 		if g.oldest.IsZero() || sample.Timestamp.Before(g.oldest) {
 			g.oldest = sample.Timestamp
 		}

@@ -56,8 +56,9 @@ type Pod struct {
 	ReadyTransition time.Time
 	// Start is the pod's status start time; zero means it has not started.
 	Start time.Time
-	// Requests holds resource requests in milli-units summed over containers; a key is absent when any
-	// container lacks that request.
+	// Requests holds the resource requests in effect in milli-units (after an in-place resize, the
+	// ones the kubelet reports in the pod's status, else the spec's), the pod-level ones or the sum
+	// over containers; a key is absent when any container lacks that request.
 	Requests map[corev1.ResourceName]int64
 	// ContainerRequests holds each container's own cpu and memory requests in milli-units, by
 	// container name (regular and restartable init containers); a resource is absent when that
@@ -67,6 +68,10 @@ type Pod struct {
 	// not be read as milli-units (ErrValueOutOfRange); a Utilization target on that resource then
 	// fails its metric, which holds the replicas, rather than read the request as absent or wrapped.
 	RequestErrs map[corev1.ResourceName]error
+	// Resizing is true while an in-place resize of the pod is in flight (pending, Deferred or
+	// Infeasible, or in progress). Requests and ContainerRequests are the requests in effect;
+	// on a scale-down a Utilization target counts such a pod as using its target (see Calculate).
+	Resizing bool
 }
 
 // Sample is one pod's metric value.

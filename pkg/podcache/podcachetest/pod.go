@@ -8,8 +8,9 @@ import (
 )
 
 // FullPod returns a new, fully populated pod ns/p1 of the ReplicaSet vg1-abc: labels app=vg1,
-// annotations, managed fields, a deletion timestamp, pod-level and container requests, a
-// restartable init container (sidecar), a probe, volumes, a node, and a Ready status. Every call
+// annotations, managed fields, a deletion timestamp, pod-level and container requests, a pod
+// overhead, a restartable init container (sidecar), a probe, volumes, a node, a Ready status,
+// and the requests in effect the kubelet reports (equal to the spec's: no resize). Every call
 // returns fresh maps and slices, so a test may change one pod without touching another.
 func FullPod() *corev1.Pod {
 	now := metav1.Now()
@@ -33,6 +34,7 @@ func FullPod() *corev1.Pod {
 			}},
 			InitContainers: []corev1.Container{{Name: "proxy", RestartPolicy: &always, Resources: corev1.ResourceRequirements{Requests: req}}},
 			Volumes:        []corev1.Volume{{Name: "data"}},
+			Overhead:       corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")},
 			NodeName:       "n1",
 		},
 		Status: corev1.PodStatus{
@@ -42,7 +44,11 @@ func FullPod() *corev1.Pod {
 				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
 				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now, Message: "long text"},
 			},
-			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true, RestartCount: 2, AllocatedResources: req,
+				Resources: &corev1.ResourceRequirements{Requests: req, Limits: req}}},
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: "proxy", Resources: &corev1.ResourceRequirements{Requests: req}}},
+			Resources:             &corev1.ResourceRequirements{Requests: req},
+			QOSClass:              corev1.PodQOSBurstable,
 		},
 	}
 }
