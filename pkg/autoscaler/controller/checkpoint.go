@@ -32,7 +32,8 @@ var (
 )
 
 // essentialChange reports whether s records something a later round or another leader needs
-// from the checkpoint: a rescale, a new generation, a changed history or ScaledToZero mark.
+// from the checkpoint: a rescale, a new generation, a changed history, ScaledToZero mark or
+// External metric fallback (a failure start, or its end).
 func essentialChange(old, s podpilotv1alpha1.PodAutoscalerStatus, rescaled bool) bool {
 	zero := func(st podpilotv1alpha1.PodAutoscalerStatus) string {
 		if c := meta.FindStatusCondition(st.Conditions, podpilotv1alpha1.ConditionScaledToZero); c != nil {
@@ -42,7 +43,8 @@ func essentialChange(old, s podpilotv1alpha1.PodAutoscalerStatus, rescaled bool)
 	}
 	return rescaled || old.ObservedGeneration != s.ObservedGeneration || zero(old) != zero(s) ||
 		!equality.Semantic.DeepEqual(old.Recommendations, s.Recommendations) ||
-		!equality.Semantic.DeepEqual(old.ScaleEvents, s.ScaleEvents)
+		!equality.Semantic.DeepEqual(old.ScaleEvents, s.ScaleEvents) ||
+		!equality.Semantic.DeepEqual(state.FallbacksOf(old), state.FallbacksOf(s))
 }
 
 // updateStatus checkpoints pa's status unless it is not visibly different from base's (the newer

@@ -81,6 +81,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 		Pods: podsOf(pods.own), Metrics: c.metricsOf(ctx, pa, rec), Behavior: specconv.Behavior(pa.Spec.Behavior),
 		Config: c.opts.decisionConfig(), Now: now, ScaledToZero: mem.Zero, Floor: c.scheduleFloor(tm, base, pa, now),
 	}
+	in.Metrics = state.WithFailureStarts(in.Metrics, mem.Fallbacks)
 	if in.History, err = c.knownHistory(ctx, tm, pa, mem, in.Behavior, t, now); err != nil {
 		return err
 	}
@@ -90,6 +91,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	c.explainDecision(tm, base, pa, pr, in, d)
 	status.RecordMetricFailures(c.recorder, pa, d.Statuses)
 	status.SetDecisionConditions(pa, d.Conditions, now)
+	fallbacks := c.fallbacks(tm, pa, mem, in.Metrics, now)
 	r := rescaled{history: d.History, desired: d.DesiredReplicas}
 	if d.Rescale && dryRun(pa) {
 		r.history, r.desired = c.reportRescale(ctx, pa, t, d, now)
@@ -105,6 +107,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 
 	pa.Status.CurrentReplicas, pa.Status.DesiredReplicas = t.specReplicas, r.desired
 	pa.Status.CurrentMetrics = status.MetricStatuses(d.Statuses)
+	state.PersistFallbacks(&pa.Status, fallbacks)
 	pa.Status.Targets = status.TargetsOf(pa, d.Statuses)
 	state.PersistHistory(&pa.Status, r.history)
 	statusErr := c.updateStatus(ctx, tm, base, pa, r.applied || r.uncertain)
