@@ -104,7 +104,7 @@ func (c *Controller) writeStatus(ctx context.Context, tm *term, base *podpilotv1
 			superseded = true
 			return nil
 		}
-		merged := state.Merge(tm.memory, stored, c.lastRound())
+		merged := state.Merge(tm.memory, stored, c.lastRound(stored))
 		theirs := stored.Status
 		obj = stored
 		obj.Status = *status.DeepCopy()
@@ -127,8 +127,10 @@ func (c *Controller) writeStatus(ctx context.Context, tm *term, base *podpilotv1
 }
 
 // lastRound is when the round before this one ran, as a leader reading a checkpoint dates the
-// newest run's end (see normalize.FromCheckpoint): one sync period ago.
-func (c *Controller) lastRound() time.Time { return c.clock.Now().Add(-c.opts.SyncPeriod) }
+// newest run's end (see normalize.FromCheckpoint): one of pa's sync periods ago.
+func (c *Controller) lastRound(pa *podpilotv1alpha1.PodAutoscaler) time.Time {
+	return c.clock.Now().Add(-c.syncPeriodOf(pa))
+}
 
 // processOwed writes the next status the status budget deferred, once the budget allows: it is
 // the one place that waits for the budget, and it stops waiting when ctx ends (the Lease lost).

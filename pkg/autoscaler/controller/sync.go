@@ -85,7 +85,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 	if in.History, err = c.knownHistory(ctx, tm, pa, mem, in.Behavior, t, now); err != nil {
 		return err
 	}
-	pr := c.models.Forecast(ctx, pa, pods.own, in.Metrics, now, c.opts.SyncPeriod)
+	pr := c.models.Forecast(ctx, pa, pods.own, in.Metrics, now, c.syncPeriodOf(pa))
 	in.Forecast = pr.Input()
 	d := holdBack(tm, pa, decision.Decide(in), t.specReplicas, now)
 	c.explainDecision(tm, base, pa, pr, in, d)
@@ -123,7 +123,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 // the stored copy is then the base of the round's writes until the cache moves past it.
 func (c *Controller) recall(ctx context.Context, tm *term, shared *podpilotv1alpha1.PodAutoscaler) (remembered, error) {
 	if state.Known(tm.memory, shared) {
-		return tm.memory.Recall(shared, c.lastRound()), nil
+		return tm.memory.Recall(shared, c.lastRound(shared)), nil
 	}
 	stored, err := c.podpilot.AutoscalingV1alpha1().PodAutoscalers(shared.Namespace).Get(ctx, shared.Name, metav1.GetOptions{})
 	if err != nil {
@@ -132,7 +132,7 @@ func (c *Controller) recall(ctx context.Context, tm *term, shared *podpilotv1alp
 	if stored.UID != shared.UID {
 		return remembered{}, fmt.Errorf("PodAutoscaler %s/%s: %w", shared.Namespace, shared.Name, errReplaced)
 	}
-	mem := tm.memory.Recall(stored, c.lastRound())
+	mem := tm.memory.Recall(stored, c.lastRound(stored))
 	if stored.ResourceVersion != shared.ResourceVersion {
 		tm.memory.Checkpoint(stored, shared.ResourceVersion)
 	}
