@@ -73,9 +73,10 @@ func TestFaultExternalMetricFallback(t *testing.T) {
 	if got := externalStatus(pa).FallbackStatus; got != podpilotv1alpha1.FallbackActive {
 		t.Errorf("fallbackStatus = %q, want Fallback", got)
 	}
-	if n := countEvents(ctx, t, ns, "PodAutoscaler", "fallback", "ExternalMetricFallbackActivated"); n != 1 {
-		t.Errorf("%d ExternalMetricFallbackActivated events, want 1 (the new leader does not repeat the old one's)", n)
-	}
+	framework.WaitFor(ctx, t, 30*time.Second, "an ExternalMetricFallbackActivated event", func(ctx context.Context) (bool, string, error) {
+		n := countEvents(ctx, t, ns, "PodAutoscaler", "fallback", "ExternalMetricFallbackActivated")
+		return n >= 1, fmt.Sprintf("%d events", n), nil
+	})
 
 	exp.SetGauge("jobs_backlog", backlog, 5) // 5/10 of 5 pods: 3
 	proxy.Set(framework.Fault{})
@@ -91,6 +92,13 @@ func TestFaultExternalMetricFallback(t *testing.T) {
 	if ms := externalStatus(pa); ms.FirstFailureTime != nil || ms.FallbackStatus != podpilotv1alpha1.FallbackNormal {
 		t.Errorf("external metric status once read again %+v, want fallbackStatus Normal without firstFailureTime", ms)
 	}
+	if n := countEvents(ctx, t, ns, "PodAutoscaler", "fallback", "ExternalMetricFallbackActivated"); n != 1 {
+		t.Errorf("%d ExternalMetricFallbackActivated events, want 1: one per fallback", n)
+	}
+	framework.WaitFor(ctx, t, 30*time.Second, "an ExternalMetricFallbackDeactivated event", func(ctx context.Context) (bool, string, error) {
+		n := countEvents(ctx, t, ns, "PodAutoscaler", "fallback", "ExternalMetricFallbackDeactivated")
+		return n >= 1, fmt.Sprintf("%d events", n), nil
+	})
 	assertNoPanic(t, p)
 	reportFault(t, "external-metric-fallback", "Prometheus answering 500: held 2 replicas, then the fallback's 5 at %s after the first failure (failureDurationSeconds %s, podpilot restarted at 90 s); the metric read again scaled to 3 %s after the fault was lifted",
 		fired.Round(100*time.Millisecond), fallbackDuration, time.Since(lifted).Round(100*time.Millisecond))
