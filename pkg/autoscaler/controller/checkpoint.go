@@ -32,7 +32,8 @@ var (
 )
 
 // essentialChange reports whether s records something a later round or another leader needs
-// from the checkpoint: a rescale, a new generation, a changed history or ScaledToZero mark.
+// from the checkpoint: a rescale, a new generation, a changed history, ScaledToZero mark or
+// External metric fallback (a failure start, or its end).
 func essentialChange(old, s podpilotv1alpha1.PodAutoscalerStatus, rescaled bool) bool {
 	zero := func(st podpilotv1alpha1.PodAutoscalerStatus) string {
 		if c := meta.FindStatusCondition(st.Conditions, podpilotv1alpha1.ConditionScaledToZero); c != nil {
@@ -42,7 +43,8 @@ func essentialChange(old, s podpilotv1alpha1.PodAutoscalerStatus, rescaled bool)
 	}
 	return rescaled || old.ObservedGeneration != s.ObservedGeneration || zero(old) != zero(s) ||
 		!equality.Semantic.DeepEqual(old.Recommendations, s.Recommendations) ||
-		!equality.Semantic.DeepEqual(old.ScaleEvents, s.ScaleEvents)
+		!equality.Semantic.DeepEqual(old.ScaleEvents, s.ScaleEvents) ||
+		!equality.Semantic.DeepEqual(state.FallbacksOf(old), state.FallbacksOf(s))
 }
 
 // updateStatus checkpoints pa's status unless it is not visibly different from base's (the newer
@@ -102,7 +104,7 @@ func (c *Controller) writeStatus(ctx context.Context, tm *term, base *podpilotv1
 			superseded = true
 			return nil
 		}
-		merged := state.Merge(tm.memory, stored, c.lastRound())
+		merged := state.Merge(tm.memory, stored, c.lastRound(stored))
 		theirs := stored.Status
 		obj = stored
 		obj.Status = *status.DeepCopy()
@@ -125,8 +127,10 @@ func (c *Controller) writeStatus(ctx context.Context, tm *term, base *podpilotv1
 }
 
 // lastRound is when the round before this one ran, as a leader reading a checkpoint dates the
-// newest run's end (see normalize.FromCheckpoint): one sync period ago.
-func (c *Controller) lastRound() time.Time { return c.clock.Now().Add(-c.opts.SyncPeriod) }
+// newest run's end (see normalize.FromCheckpoint): one of pa's sync periods ago.
+func (c *Controller) lastRound(pa *podpilotv1alpha1.PodAutoscaler) time.Time {
+	return c.clock.Now().Add(-c.syncPeriodOf(pa))
+}
 
 // processOwed writes the next status the status budget deferred, once the budget allows: it is
 // the one place that waits for the budget, and it stops waiting when ctx ends (the Lease lost).

@@ -9,6 +9,7 @@ import (
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
 	"github.com/podpilot/podpilot/pkg/autoscaler/telemetry"
 )
@@ -16,10 +17,15 @@ import (
 // metricsOf returns pa's metrics in the order of status.currentMetrics (custom, resource,
 // object, external, container resource), each with this round's samples or the error that kept
 // them from being read; an error never becomes a zero sample. The metrics are read concurrently,
-// within the round's read deadline (Options.readTimeout): a metric not read by then fails.
+// within the round's read deadline (Options.readTimeout): a metric not read by then fails. A
+// PodAutoscaler whose spec.behavior.syncPeriodSeconds is shorter than the controller's period
+// takes no shared answer older than half its own period (metrics.WithFreshness).
 func (c *Controller) metricsOf(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler, rec *telemetry.Reconcile) []decision.Metric {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.readTimeout())
 	defer cancel()
+	if p := c.syncPeriodOf(pa); p < c.opts.SyncPeriod {
+		ctx = metrics.WithFreshness(ctx, p/2) // a shorter period of its own reads fresher answers
+	}
 	reads := c.metricReads(pa)
 	out := make([]decision.Metric, len(reads))
 	took := make([]time.Duration, len(reads))

@@ -15,6 +15,6 @@ func (c *Controller) explainDecision(tm *term, base, pa *podpilotv1alpha1.PodAut
 	remember := func(change func(*prediction.Accuracies)) {
 		tm.memory.Remember(state.ObjectRef(pa), func(e *remembered) { change(&e.Concerns.accuracy) })
 	}
-	prediction.Record(remember, base, pa, pr, in.Metrics, d, in.Now, c.opts.SyncPeriod)
+	prediction.Record(remember, base, pa, pr, in.Metrics, d, in.Now, c.syncPeriodOf(pa))
 	status.RecordLastDecision(base, pa, d, in.SpecReplicas, in.Now)
 }

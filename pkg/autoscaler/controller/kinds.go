@@ -29,7 +29,8 @@ func (c *Controller) objectMetric(ctx context.Context, namespace string, m podpi
 
 // externalMetric reads an external metric for namespace.
 func (c *Controller) externalMetric(ctx context.Context, namespace string, m podpilotv1alpha1.ExternalMetricSpec) (decision.Metric, error) {
-	dm := decision.Metric{Kind: decision.ExternalMetric, Name: m.MetricName, Target: specconv.ValueTarget(m.TargetType, m.Value, m.AverageValue)}
+	dm := decision.Metric{Kind: decision.ExternalMetric, Name: m.MetricName, Target: specconv.ValueTarget(m.TargetType, m.Value, m.AverageValue),
+		Fallback: specconv.Fallback(m.Fallback)}
 	sel, err := specconv.MetricSelector(m.Selector)
 	if err == nil {
 		dm.Values, err = c.fetcher.ExternalMetric(ctx, namespace, m.MetricName, sel)

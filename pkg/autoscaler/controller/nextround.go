@@ -41,8 +41,9 @@ func newScrapeTracker(cfg Config) (*metrics.ScrapeTracker, error) {
 // or late. The cadence is only looked up here: when it is due for a check, the check runs in
 // the background (metrics.ScrapeTracker.Known), so a slow Prometheus never holds a worker.
 // Without a cadence (none learnt yet, resource metrics only, alignment off) it is the period.
+// The period is pa's own spec.behavior.syncPeriodSeconds when set (KEP-6003), else the controller's.
 func (c *Controller) nextRound(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler) time.Duration {
-	period := c.opts.SyncPeriod
+	period := c.syncPeriodOf(pa)
 	if c.scrapes == nil || pa == nil {
 		return period
 	}
@@ -88,4 +89,13 @@ func (c *Controller) landingOf(pa *podpilotv1alpha1.PodAutoscaler) (metrics.Land
 		return metrics.Landing{}, ""
 	}
 	return landing(sel), name
+}
+
+// syncPeriodOf returns the period of pa's rounds: its spec.behavior.syncPeriodSeconds when set
+// (KEP-6003), else --autoscaler-sync-period; the controller's for a nil pa.
+func (c *Controller) syncPeriodOf(pa *podpilotv1alpha1.PodAutoscaler) time.Duration {
+	if pa == nil {
+		return c.opts.SyncPeriod
+	}
+	return specconv.SyncPeriod(pa.Spec.Behavior, c.opts.SyncPeriod)
 }

@@ -68,6 +68,15 @@ func TestNextRoundFollowsTheLandingsOfTheFirstPrometheusMetric(t *testing.T) {
 		{name: "pods metric first: the pods metric's landings, whatever else the spec has",
 			align: true, pa: seedAutoscaler(everyKind),
 			rounds: []time.Duration{15 * time.Second, 15 * time.Second, 19500 * time.Millisecond, 15 * time.Second}},
+		{name: "syncPeriodSeconds 5, alignment off: every 5 s", pa: seedAutoscaler(syncEvery(5)),
+			rounds: []time.Duration{5 * time.Second, 5 * time.Second, 5 * time.Second}},
+		{name: "syncPeriodSeconds 60, alignment off: every 60 s", pa: seedAutoscaler(syncEvery(60)),
+			rounds: []time.Duration{time.Minute, time.Minute}},
+		// Landings every 15 s at 4 s: a 5 s period takes every third of the landing grid divided
+		// in 5 s steps, margin after it: 4.5 s, 9.5 s, 14.5 s... once learnt.
+		{name: "syncPeriodSeconds 5, aligned: 5 s apart, margin after the landing grid divided into 5 s steps",
+			align: true, pa: seedAutoscaler(syncEvery(5)),
+			rounds: []time.Duration{5 * time.Second, 5 * time.Second, 5 * time.Second, 4500 * time.Millisecond, 5 * time.Second, 5 * time.Second}},
 		{name: "alignment off: the sync period", pa: seedAutoscaler(),
 			rounds: []time.Duration{15 * time.Second, 15 * time.Second, 15 * time.Second}},
 		{name: "resource metrics only: the sync period", align: true,
@@ -99,3 +108,10 @@ func TestNextRoundFollowsTheLandingsOfTheFirstPrometheusMetric(t *testing.T) {
 }
 
 var _ metrics.SampleTimeSource = scrapeEvery{}
+
+// syncEvery sets spec.behavior.syncPeriodSeconds.
+func syncEvery(seconds int32) func(*podpilotv1alpha1.PodAutoscaler) {
+	return func(pa *podpilotv1alpha1.PodAutoscaler) {
+		pa.Spec.Behavior = &podpilotv1alpha1.PodAutoscalerBehavior{SyncPeriodSeconds: &seconds}
+	}
+}

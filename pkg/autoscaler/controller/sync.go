@@ -81,15 +81,17 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 		Pods: podsOf(pods.own), Metrics: c.metricsOf(ctx, pa, rec), Behavior: specconv.Behavior(pa.Spec.Behavior),
 		Config: c.opts.decisionConfig(), Now: now, ScaledToZero: mem.Zero, Floor: c.scheduleFloor(tm, base, pa, now),
 	}
+	in.Metrics = state.WithFailureStarts(in.Metrics, mem.Fallbacks)
 	if in.History, err = c.knownHistory(ctx, tm, pa, mem, in.Behavior, t, now); err != nil {
 		return err
 	}
-	pr := c.models.Forecast(ctx, pa, pods.own, in.Metrics, now, c.opts.SyncPeriod)
+	pr := c.models.Forecast(ctx, pa, pods.own, in.Metrics, now, c.syncPeriodOf(pa))
 	in.Forecast = pr.Input()
 	d := holdBack(tm, pa, decision.Decide(in), t.specReplicas, now)
 	c.explainDecision(tm, base, pa, pr, in, d)
 	status.RecordMetricFailures(c.recorder, pa, d.Statuses)
 	status.SetDecisionConditions(pa, d.Conditions, now)
+	fallbacks := c.fallbacks(tm, pa, mem, in.Metrics, now)
 	r := rescaled{history: d.History, desired: d.DesiredReplicas}
 	if d.Rescale && dryRun(pa) {
 		r.history, r.desired = c.reportRescale(ctx, pa, t, d, now)
@@ -105,6 +107,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 
 	pa.Status.CurrentReplicas, pa.Status.DesiredReplicas = t.specReplicas, r.desired
 	pa.Status.CurrentMetrics = status.MetricStatuses(d.Statuses)
+	state.PersistFallbacks(&pa.Status, fallbacks)
 	pa.Status.Targets = status.TargetsOf(pa, d.Statuses)
 	state.PersistHistory(&pa.Status, r.history)
 	statusErr := c.updateStatus(ctx, tm, base, pa, r.applied || r.uncertain)
@@ -120,7 +123,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) (err error)
 // the stored copy is then the base of the round's writes until the cache moves past it.
 func (c *Controller) recall(ctx context.Context, tm *term, shared *podpilotv1alpha1.PodAutoscaler) (remembered, error) {
 	if state.Known(tm.memory, shared) {
-		return tm.memory.Recall(shared, c.lastRound()), nil
+		return tm.memory.Recall(shared, c.lastRound(shared)), nil
 	}
 	stored, err := c.podpilot.AutoscalingV1alpha1().PodAutoscalers(shared.Namespace).Get(ctx, shared.Name, metav1.GetOptions{})
 	if err != nil {
@@ -129,7 +132,7 @@ func (c *Controller) recall(ctx context.Context, tm *term, shared *podpilotv1alp
 	if stored.UID != shared.UID {
 		return remembered{}, fmt.Errorf("PodAutoscaler %s/%s: %w", shared.Namespace, shared.Name, errReplaced)
 	}
-	mem := tm.memory.Recall(stored, c.lastRound())
+	mem := tm.memory.Recall(stored, c.lastRound(stored))
 	if stored.ResourceVersion != shared.ResourceVersion {
 		tm.memory.Checkpoint(stored, shared.ResourceVersion)
 	}

@@ -57,7 +57,7 @@ func combine(in Input) combined {
 	for _, m := range in.Metrics {
 		s := compute(in, m, cfg)
 		c.statuses = append(c.statuses, s)
-		if s.Err != nil {
+		if !s.Proposes() {
 			if c.invalid == 0 {
 				c.firstFailure = s
 			}
@@ -106,9 +106,10 @@ func compute(in Input, m Metric, cfg replicas.Config) MetricStatus {
 	if m.Kind == ObjectMetric {
 		s.DescribedObject = m.DescribedKind + "/" + m.DescribedName
 	}
+	s.Fallback = m.Fallback
 	if m.FetchErr != nil {
 		s.Err = fmt.Errorf("get %s: %w", s.Description, m.FetchErr)
-		return s
+		return withFallback(s, m, in.Now)
 	}
 	var err error
 	switch m.Kind {

@@ -242,7 +242,7 @@ func explain(in Input, c combined, n normalize.Result, desired int32) Explanatio
 func proposals(in Input, c combined) []Proposal {
 	var out []Proposal
 	for _, st := range c.statuses {
-		if st.Err == nil {
+		if st.Proposes() {
 			out = append(out, Proposal{Source: MetricProposal, Name: st.Description, Replicas: st.Result.Replicas})
 		}
 	}

@@ -87,6 +87,11 @@ type Metric struct {
 	DescribedKind, DescribedName string
 	// FetchErr is the error of fetching the metric, if any; Samples and Values are then unused.
 	FetchErr error
+	// Fallback is an External metric's fallback; nil without one.
+	Fallback *Fallback
+	// FailingSince is when the metric's current run of failed reads began, as the rounds before
+	// this one left it (see FailingSince); zero when it was read at the last round.
+	FailingSince time.Time
 }
 
 // Config holds the flag-configured settings of the algorithm.
@@ -151,6 +156,12 @@ type MetricStatus struct {
 	Err error
 	// FailureReason is the ScalingActive reason for Err (e.g. FailedGetPodsMetric).
 	FailureReason string
+	// Fallback is the metric's fallback, nil without one. FailingSince is when its current run
+	// of failed reads began (zero while it is read), and FallbackActive whether it has failed for
+	// long enough that it proposes the fallback's replicas (Result.Replicas), Err still set.
+	Fallback       *Fallback
+	FailingSince   time.Time
+	FallbackActive bool
 }
 
 // Decision is the outcome of one round.

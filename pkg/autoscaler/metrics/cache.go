@@ -52,6 +52,7 @@ func (c caching) policy() flight.Policy {
 // cache shares one call per key under the autoscaler's policy (see caching.policy).
 type cache[K comparable, V any] struct {
 	group *flight.Group[K, V]
+	clock clock.PassiveClock
 }
 
 // newCacheOf returns a cache with the settings c.
@@ -60,13 +61,35 @@ func newCacheOf[K comparable, V any](c caching) (*cache[K, V], error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics cache: %w: %w", ErrInvalidConfig, err)
 	}
-	return &cache[K, V]{group: g}, nil
+	return &cache[K, V]{group: g, clock: c.clock}, nil
 }
 
 // get returns the in-flight or fresh result for key, or starts fetch for it. fetch runs detached
 // from the cancellation of ctx, bounded by the timeout, since other callers may share it; a
-// caller whose ctx ends stops waiting.
+// caller whose ctx ends stops waiting. A finished answer older than the freshness ctx carries
+// (WithFreshness) is not taken: the caller asks anew, and its answer serves the callers after it.
 func (c *cache[K, V]) get(ctx context.Context, key K, fetch func(context.Context) (V, error)) (V, error) {
 	a, err := c.group.Get(ctx, key, fetch)
+	if d, ok := freshnessFrom(ctx); ok && a.Served == flight.Reused && c.clock.Since(a.Asked) >= d {
+		a, err = c.group.Ask(ctx, key, false, fetch).Wait(ctx)
+	}
 	return a.Value, err
+}
+
+// freshnessKey is the context key of WithFreshness.
+type freshnessKey struct{}
+
+// WithFreshness returns ctx for reads that take a finished answer only while it is younger than
+// d, when d is shorter than the Fetcher's Freshness: a PodAutoscaler whose own sync period
+// (spec.behavior.syncPeriodSeconds) is shorter than the controller's reads at half its period.
+// Its reads still join a call in flight and leave their answers to the readers after them, so
+// the calls stay one per distinct query, at the pace of its most frequent reader.
+func WithFreshness(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, freshnessKey{}, d)
+}
+
+// freshnessFrom returns the freshness WithFreshness put in ctx.
+func freshnessFrom(ctx context.Context) (time.Duration, bool) {
+	d, ok := ctx.Value(freshnessKey{}).(time.Duration)
+	return d, ok
 }

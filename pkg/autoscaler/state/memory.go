@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/normalize"
 )
 
@@ -85,6 +86,9 @@ type Remembered[C any] struct {
 	Hold Hold
 	// LastRescale is when podpilot last rescaled the target.
 	LastRescale time.Time
+	// Fallbacks is where each External metric's fallback stood after the last round, by metric
+	// (status.currentMetrics' fallbackStatus and firstFailureTime when seeded).
+	Fallbacks map[decision.MetricID]FallbackMark
 	// Written is the status podpilot last wrote, and Base the resourceVersion it was written on.
 	Written *podpilotv1alpha1.PodAutoscaler
 	Base    string
@@ -101,8 +105,8 @@ func New[C any]() *Memory[C] {
 
 // Recall returns what is known of pa, seeding it from pa's status the first time pa is seen:
 // its history (the newest run read back as made until lastRound, see
-// normalize.FromCheckpoint), the ScaledToZero condition, status.currentReplicas and
-// status.desiredReplicas. An entry of an earlier object of the same name is forgotten.
+// normalize.FromCheckpoint), the ScaledToZero condition, status.currentReplicas,
+// status.desiredReplicas and the External metrics' fallbacks (see FallbacksOf). An entry of an earlier object of the same name is forgotten.
 func (m *Memory[C]) Recall(pa *podpilotv1alpha1.PodAutoscaler, lastRound time.Time) Remembered[C] {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -117,8 +121,8 @@ func (m *Memory[C]) Recall(pa *podpilotv1alpha1.PodAutoscaler, lastRound time.Ti
 	// Without a checkpoint, or with a dry run's (whose desiredReplicas were never written to the
 	// target), there is nothing to compare the target with.
 	e := &Remembered[C]{History: HistoryOf(pa.Status, lastRound), Replicas: pa.Status.CurrentReplicas,
-		CheckpointDesired: pa.Status.DesiredReplicas,
-		Checked:           pa.Status.ObservedGeneration == 0 || pa.Status.Mode == podpilotv1alpha1.DryRunMode}
+		CheckpointDesired: pa.Status.DesiredReplicas, Fallbacks: FallbacksOf(pa.Status),
+		Checked: pa.Status.ObservedGeneration == 0 || pa.Status.Mode == podpilotv1alpha1.DryRunMode}
 	if c := meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionScaledToZero); c != nil {
 		e.ZeroKnown, e.Zero = true, meta.IsStatusConditionTrue(pa.Status.Conditions, podpilotv1alpha1.ConditionScaledToZero)
 	}

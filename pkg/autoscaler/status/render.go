@@ -65,7 +65,8 @@ func current(milli int64, t replicas.Target) *resource.Quantity {
 }
 
 // TargetsOf renders status.targets, e.g. "1500/2k, 30%/50%, 120Mi/256Mi"; a metric without a
-// value this round (a failure, or no status: a fast path) shows <unknown>. Spec metrics are
+// value this round (a failure, or no status: a fast path) shows <unknown>, or <fallback N> while
+// it proposes its fallback's N replicas. Spec metrics are
 // joined to their statuses by identity. Object and External metrics show their value, or their
 // average per pod followed by "(avg)" for AverageValue targets, as kubectl shows HPAs.
 func TargetsOf(pa *podpilotv1alpha1.PodAutoscaler, statuses []decision.MetricStatus) string {
@@ -91,11 +92,15 @@ func TargetsOf(pa *podpilotv1alpha1.PodAutoscaler, statuses []decision.MetricSta
 	}
 	for _, m := range pa.Spec.ObjectMetrics {
 		s, ok := value(decision.MetricID{Kind: decision.ObjectMetric, Name: m.MetricName, DescribedObject: m.DescribedObject.Kind + "/" + m.DescribedObject.Name})
-		parts = append(parts, valueTargets(m.TargetType, m.Value, m.AverageValue, s, ok))
+		parts = append(parts, valueTargets(m.TargetType, m.Value, m.AverageValue, s, ok, "<unknown>"))
 	}
 	for _, m := range pa.Spec.ExternalMetrics {
 		s, ok := value(decision.MetricID{Kind: decision.ExternalMetric, Name: m.MetricName})
-		parts = append(parts, valueTargets(m.TargetType, m.Value, m.AverageValue, s, ok))
+		unknown := "<unknown>"
+		if s.FallbackActive {
+			unknown = fmt.Sprintf("<fallback %d>", s.Result.Replicas)
+		}
+		parts = append(parts, valueTargets(m.TargetType, m.Value, m.AverageValue, s, ok, unknown))
 	}
 	for _, m := range pa.Spec.ContainerResourceMetrics {
 		s, ok := value(decision.MetricID{Kind: decision.ContainerResourceMetric, Name: string(m.ResourceName), Container: m.Container})
@@ -127,9 +132,10 @@ func resourceTargets(typ podpilotv1alpha1.MetricTargetType, utilization *int32, 
 }
 
 // valueTargets renders an Object or External metric's "current/target", with " (avg)" after an
-// AverageValue target.
-func valueTargets(typ podpilotv1alpha1.ValueTargetType, value, average *resource.Quantity, s decision.MetricStatus, ok bool) string {
-	cur, want := "<unknown>", "<unset>"
+// AverageValue target; a metric without a value shows unknown (an External metric in fallback
+// shows "<fallback N>", N its fallback replicas).
+func valueTargets(typ podpilotv1alpha1.ValueTargetType, value, average *resource.Quantity, s decision.MetricStatus, ok bool, unknown string) string {
+	cur, want := unknown, "<unset>"
 	switch {
 	case typ == podpilotv1alpha1.ValueTarget && value != nil:
 		want = value.String()

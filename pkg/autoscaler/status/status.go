@@ -84,8 +84,8 @@ func sameTargetValues(a, b string) bool {
 	return true
 }
 
-// metricsClose reports whether two currentMetrics lists name the same metrics with values within
-// MetricChangeTolerance of each other.
+// metricsClose reports whether two currentMetrics lists name the same metrics, with the same
+// fallback status and failure start, and values within MetricChangeTolerance of each other.
 func metricsClose(old, cur []podpilotv1alpha1.MetricStatus) bool {
 	if len(old) != len(cur) {
 		return false
@@ -93,6 +93,7 @@ func metricsClose(old, cur []podpilotv1alpha1.MetricStatus) bool {
 	for i := range old {
 		o, c := old[i], cur[i]
 		if o.Type != c.Type || o.Name != c.Name || o.Container != c.Container || o.DescribedObject != c.DescribedObject ||
+			o.FallbackStatus != c.FallbackStatus || !equality.Semantic.DeepEqual(o.FirstFailureTime, c.FirstFailureTime) ||
 			!QuantityClose(o.AverageValue, c.AverageValue) || !QuantityClose(o.Value, c.Value) {
 			return false
 		}

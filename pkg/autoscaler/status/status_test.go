@@ -49,6 +49,12 @@ func TestVisiblyChanged(t *testing.T) {
 		{"an External value more than 5% away is visible", func(s *podpilotv1alpha1.PodAutoscalerStatus) {
 			s.CurrentMetrics[2].Value = ptr.To(resource.MustParse("106"))
 		}, true},
+		{"an External metric's first failure time is visible, with its value close", func(s *podpilotv1alpha1.PodAutoscalerStatus) {
+			s.CurrentMetrics[2].FirstFailureTime = &metav1.Time{Time: now}
+		}, true},
+		{"an External metric's fallback status is visible, with its value close", func(s *podpilotv1alpha1.PodAutoscalerStatus) {
+			s.CurrentMetrics[2].FallbackStatus = podpilotv1alpha1.FallbackActive
+		}, true},
 		{"a metric that failed is visible", func(s *podpilotv1alpha1.PodAutoscalerStatus) {
 			s.CurrentMetrics[0].AverageValue = nil
 		}, true},

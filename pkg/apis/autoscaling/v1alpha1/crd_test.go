@@ -229,3 +229,34 @@ func TestCRDIsStricterThanTheHPAWhereDocumented(t *testing.T) {
 		})
 	}
 }
+
+// The coming upstream fields carry their KEP's bounds, which admission enforces naming the field:
+// KEP-5679's fallback (failureDurationSeconds at least 180, its default; replicas at least 1) and
+// KEP-6003's behavior.syncPeriodSeconds (1 to 3600).
+func TestCRDBoundsOfTheComingUpstreamFieldsAreTheKEPs(t *testing.T) {
+	schema := crdVersionSchema(t)
+	fallback := []string{"spec", "externalMetrics", "fallback"}
+	tests := []struct {
+		name string
+		path []string
+		key  string
+		want any
+	}{
+		{"failureDurationSeconds is at least 180 s (KEP-5679)", append(fallback, "failureDurationSeconds"), "minimum", float64(DefaultFailureDurationSeconds)},
+		{"failureDurationSeconds defaults to 180 s (KEP-5679)", append(fallback, "failureDurationSeconds"), "default", float64(180)},
+		{"the fallback's replicas are at least 1 (KEP-5679)", append(fallback, "replicas"), "minimum", float64(1)},
+		{"syncPeriodSeconds is at least 1 s (KEP-6003)", []string{"spec", "behavior", "syncPeriodSeconds"}, "minimum", float64(1)},
+		{"syncPeriodSeconds is at most 3600 s (KEP-6003)", []string{"spec", "behavior", "syncPeriodSeconds"}, "maximum", float64(3600)},
+		{"fallbackStatus is Normal or Fallback (KEP-5679)", []string{"status", "currentMetrics", "fallbackStatus"}, "enum", []any{"Normal", "Fallback"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, itemsAt(t, schema, tc.path...)[tc.key]); diff != "" {
+				t.Errorf("%s of %v (-want +got):\n%s", tc.key, tc.path, diff)
+			}
+		})
+	}
+	if diff := cmp.Diff([]any{"replicas"}, itemsAt(t, schema, fallback...)["required"]); diff != "" {
+		t.Errorf("required of the fallback (-want +got):\n%s", diff)
+	}
+}

@@ -111,7 +111,32 @@ type ExternalMetricSpec struct {
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="averageValue must be positive"
 	// +optional
 	AverageValue *resource.Quantity `json:"averageValue,omitempty"`
+	// Fallback is what the metric proposes once it has failed to be read for a while, as
+	// autoscaling/v2's ExternalMetricSource.fallback will (KEP-5679). When unset, a metric that
+	// cannot be read proposes nothing, as today.
+	// +optional
+	Fallback *ExternalMetricFallback `json:"fallback,omitempty"`
 }
+
+// ExternalMetricFallback is the fallback of an External metric, with the names and bounds of
+// KEP-5679's ExternalMetricFallback: once the metric has failed to be read continuously for
+// failureDurationSeconds, it proposes replicas, which goes through the behavior and the
+// min/max limits as any metric's proposal does; the first successful read ends it.
+type ExternalMetricFallback struct {
+	// FailureDurationSeconds is how long the metric must have failed continuously, from its first
+	// consecutive failure, before the fallback applies. At least 180, the default.
+	// +kubebuilder:default=180
+	// +kubebuilder:validation:Minimum=180
+	// +optional
+	FailureDurationSeconds *int64 `json:"failureDurationSeconds,omitempty"`
+	// Replicas is the replica count the metric proposes while the fallback applies; at least 1.
+	// +kubebuilder:validation:Minimum=1
+	Replicas int32 `json:"replicas"`
+}
+
+// DefaultFailureDurationSeconds is ExternalMetricFallback.failureDurationSeconds when unset, and
+// its minimum (KEP-5679).
+const DefaultFailureDurationSeconds = 180
 
 // ContainerResourceMetricSpec is a target on a resource (cpu or memory) of
 // one container of the pods, as autoscaling/v2 ContainerResourceMetricSource:

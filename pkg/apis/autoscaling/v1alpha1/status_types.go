@@ -46,6 +46,11 @@ const (
 	ConditionSelectorOverlap = "SelectorOverlap"
 )
 
+// ConditionExternalMetricFallbackActive is True while at least one External metric proposes its
+// fallback replicas (spec.externalMetrics[].fallback) and False while none does, as KEP-5679's
+// HPA condition of that name; a PodAutoscaler without a fallback has no such condition.
+const ConditionExternalMetricFallbackActive = "ExternalMetricFallbackActive"
+
 // PodAutoscalerStatus is the last observed state of a PodAutoscaler,
 // including the history its stabilization windows and scaling policies
 // need, so that a restart or a change of leader keeps it.
@@ -83,7 +88,8 @@ type PodAutoscalerStatus struct {
 	// +optional
 	CurrentMetrics []MetricStatus `json:"currentMetrics,omitempty"`
 	// Conditions are AbleToScale, ScalingActive and ScalingLimited, as in
-	// autoscaling/v2, ScaledToZero and SelectorOverlap.
+	// autoscaling/v2, ScaledToZero, SelectorOverlap, PredictionActive, ScheduleActive and
+	// ExternalMetricFallbackActive.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
@@ -174,7 +180,29 @@ type MetricStatus struct {
 	// pods' (or the container's) requests; set for Utilization targets only.
 	// +optional
 	AverageUtilization *int32 `json:"averageUtilization,omitempty"`
+	// FallbackStatus is Normal or Fallback for an External metric with a fallback
+	// (spec.externalMetrics[].fallback), as KEP-5679's fallbackStatus: Fallback while the metric
+	// proposes its fallback replicas.
+	// +optional
+	FallbackStatus FallbackStatus `json:"fallbackStatus,omitempty"`
+	// FirstFailureTime is when the metric's current run of failed reads began, for an External
+	// metric with a fallback, as KEP-5679's firstFailureTime; unset once it is read again. A new
+	// leader counts the failure from it.
+	// +optional
+	FirstFailureTime *metav1.Time `json:"firstFailureTime,omitempty"`
 }
+
+// FallbackStatus says whether an External metric proposes its fallback replicas.
+// +kubebuilder:validation:Enum=Normal;Fallback
+type FallbackStatus string
+
+const (
+	// FallbackNormal means the metric is read, or has not failed long enough for its fallback.
+	FallbackNormal FallbackStatus = "Normal"
+	// FallbackActive means the metric has failed for failureDurationSeconds and proposes its
+	// fallback replicas.
+	FallbackActive FallbackStatus = "Fallback"
+)
 
 // Recommendation is a replica count recommended at one or more consecutive syncs.
 type Recommendation struct {

@@ -21,6 +21,8 @@ import (
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.status.mode`,description="Active, or DryRun when the PodAutoscaler only reports what it would do."
 // +kubebuilder:printcolumn:name="Forecast",type=integer,JSONPath=`.status.prediction.replicas`,description="The replicas the forecast asks for one lead time ahead (spec.prediction)."
 // +kubebuilder:printcolumn:name="Floor",type=integer,JSONPath=`.status.schedules.floor`,priority=1,description="The floor of the active schedule windows (spec.schedules)."
+// +kubebuilder:printcolumn:name="Fallback",type=string,JSONPath=`.status.conditions[?(@.type=="ExternalMetricFallbackActive")].status`,priority=1,description="True while an External metric proposes its fallback replicas (spec.externalMetrics[].fallback)."
+// +kubebuilder:printcolumn:name="SyncPeriod",type=integer,JSONPath=`.spec.behavior.syncPeriodSeconds`,priority=1,description="The period of this PodAutoscaler's rounds, when not the controller's (spec.behavior.syncPeriodSeconds)."
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type PodAutoscaler struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -221,6 +223,14 @@ type PodAutoscalerBehavior struct {
 	// stabilization window, and per 15 s up to -100%.
 	// +optional
 	ScaleDown *ScalingRules `json:"scaleDown,omitempty"`
+	// SyncPeriodSeconds is the period of this PodAutoscaler's rounds, as autoscaling/v2's
+	// behavior.syncPeriodSeconds will be (KEP-6003): 1 to 3600. When unset, the controller's
+	// --autoscaler-sync-period applies. As upstream, setting it (like any behavior field) selects
+	// the behavior's defaults over the classic normalization.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	// +optional
+	SyncPeriodSeconds *int32 `json:"syncPeriodSeconds,omitempty"`
 }
 
 // ScalingRules configures one direction of scaling, as autoscaling/v2
