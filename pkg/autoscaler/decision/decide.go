@@ -42,7 +42,7 @@ func Decide(in Input) Decision {
 		return d
 	}
 
-	c = withForecast(in, c) // the forecast's proposal, scale-out only (proposals.go)
+	c, d.History = withForecast(in, c, d.History) // the forecast's held proposal, scale-out only (proposals.go)
 	switch {
 	case c.replicas > current:
 		d.Reason = fmt.Sprintf("%s above target", c.metric)

@@ -206,15 +206,25 @@ func saturate(v float64) int32 {
 	return int32(v)
 }
 
+// ForecastFloorWindow is the forecast floor's hysteresis window: the forecast's proposal is the
+// highest it made within this window (see normalize.HoldFloor), so it rises at once and falls only
+// once a whole window asked for less. Replayed on bench p's traces, the floor wavers by a replica
+// from round to round and reaches one replica above its plateau every 10–15 minutes; a window
+// that spans that spacing holds the top instead of scaling down and up again between them
+// (docs/predictive-scaling.md, "Churn").
+const ForecastFloorWindow = 15 * time.Minute
+
 // withForecast adds the forecast's proposal to the metrics' combination: in ScaleOut mode it
-// replaces the metrics' proposal when larger; it never lowers it.
-func withForecast(in Input, c combined) combined {
+// replaces the metrics' proposal when larger; it never lowers it. The proposal is the floor held
+// by hysteresis over ForecastFloorWindow, remembered in h, which it returns updated.
+func withForecast(in Input, c combined, h normalize.History) (combined, normalize.History) {
 	c.forecastEach, c.forecast, c.forecastFrom = forecastProposal(in, c.statuses)
+	c.forecast, h.ForecastFloors = normalize.HoldFloor(h.ForecastFloors, c.forecast, ForecastFloorWindow, in.Now)
 	if in.Forecast != nil && in.Forecast.Mode == ForecastScaleOut && c.forecast > c.replicas {
 		c.raised = true
 		c.replicas, c.metric = c.forecast, fmt.Sprintf("forecast of %s in %s", c.forecastFrom, in.Forecast.LeadTime)
 	}
-	return c
+	return c, h
 }
 
 // explain records the round's proposals, the winner and what normalization changed. In

@@ -67,7 +67,8 @@ func Fold(recs []Recommendation, limit int) []Recommendation {
 // time. Events that are the same event in both (same change, times within the second a
 // checkpoint rounds them to) count once, at the earlier time; the union is then stored in time
 // order as RecordScaleEvent stores events, so a merged history holds what one that saw every
-// event would. b (nil without behavior) gives the longest policy periods.
+// event would; the forecast floors either remembers are kept as one staircase (see HoldFloor).
+// b (nil without behavior) gives the longest policy periods.
 func Merge(x, y History, b *Behavior) History {
 	out := History{Recommendations: mergeRuns(x.Recommendations, y.Recommendations)}
 	up, down := DefaultScaleUpRules(), DefaultScaleDownRules(0)
@@ -76,6 +77,7 @@ func Merge(x, y History, b *Behavior) History {
 	}
 	out.ScaleUpEvents = mergeEvents(x.ScaleUpEvents, y.ScaleUpEvents, up.longestPeriod())
 	out.ScaleDownEvents = mergeEvents(x.ScaleDownEvents, y.ScaleDownEvents, down.longestPeriod())
+	out.ForecastFloors = mergeFloors(x.ForecastFloors, y.ForecastFloors)
 	return out
 }
 

@@ -90,7 +90,8 @@ func normalizeLegacy(in Input) Result {
 	}
 	res.Replicas, res.LimitReason, res.LimitMessage = clampLegacy(in.Current, res.Stabilized, in.Min, in.Max)
 	res.Limited = res.Replicas != res.Stabilized
-	res.History = History{Recommendations: Record(in.History.Recommendations, in.Desired, in.DownscaleStabilizationWindow, in.Now)}
+	res.History = History{Recommendations: Record(in.History.Recommendations, in.Desired, in.DownscaleStabilizationWindow, in.Now),
+		ForecastFloors: in.History.ForecastFloors}
 	return res
 }
 
@@ -110,6 +111,7 @@ func normalizeWithBehavior(in Input, b Behavior) Result {
 		Recommendations: Record(in.History.Recommendations, in.Desired, max(up.window(), down.window()), in.Now),
 		ScaleUpEvents:   in.History.ScaleUpEvents,
 		ScaleDownEvents: in.History.ScaleDownEvents,
+		ForecastFloors:  in.History.ForecastFloors,
 	}
 	return res
 }

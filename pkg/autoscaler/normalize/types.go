@@ -43,6 +43,11 @@ type History struct {
 	ScaleUpEvents []ScaleEvent
 	// ScaleDownEvents are the recent scale-downs, in the same slot order as ScaleUpEvents.
 	ScaleDownEvents []ScaleEvent
+	// ForecastFloors are the floors the forecast asked for within its hysteresis window, as a
+	// staircase (see HoldFloor). Only the leader's memory keeps them, not the status checkpoint:
+	// a new leader starts without them, and its first floors follow the forecast (at worst one
+	// more rescale, never fewer replicas than the forecast or the metrics ask for).
+	ForecastFloors []Recommendation
 }
 
 // PolicyType is how a scaling policy measures change, as in autoscaling/v2.

@@ -55,6 +55,8 @@ func eventsOf(in []podpilotv1alpha1.ScaleEvent) []normalize.ScaleEvent {
 // the newest run's start is rounded down. Past MaxRecommendations the oldest runs are folded
 // (normalize.Fold), never dropped. Scale events stay within MaxScaleEvents since a PodAutoscaler
 // rescales at most once per round, and the controller's options keep a period's rounds within it.
+// The forecast's floors (normalize.History.ForecastFloors) are not checkpointed: a new leader
+// starts without them, and its floor follows the forecast until it has its own.
 func PersistHistory(s *podpilotv1alpha1.PodAutoscalerStatus, h normalize.History) {
 	runs := normalize.Fold(normalize.Checkpoint(h.Recommendations), podpilotv1alpha1.MaxRecommendations)
 	recs := make([]podpilotv1alpha1.Recommendation, 0, len(runs))

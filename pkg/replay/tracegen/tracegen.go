@@ -53,6 +53,9 @@ type Spec struct {
 	// Noise is the standard deviation of the relative noise: half of it white, half of it
 	// slow (correlated over about five minutes).
 	Noise float64
+	// Flat is the share of the peak that does not follow the daily pattern: the noiseless load
+	// is the peak × (Flat + (1 − Flat) × the pattern). 0 keeps the whole pattern.
+	Flat float64
 	// Holidays are dates (any time within the day, UTC) that run the weekend's pattern.
 	Holidays []time.Time
 	// Spikes are unforecastable bursts.
@@ -145,9 +148,9 @@ func (s Spec) base(t time.Time) float64 {
 	minute := float64(t.Hour()*60+t.Minute()) + float64(t.Second())/60
 	growth := 1 + s.GrowthPerWeek*float64(t.Sub(s.Start))/float64(7*24*time.Hour)
 	if t.Weekday() == time.Saturday || t.Weekday() == time.Sunday || s.holiday(t) {
-		return s.Peak * s.Weekend * shape(weekend(), minute) * growth
+		return s.Peak * s.Weekend * s.flatten(shape(weekend(), minute)) * growth
 	}
-	return s.Peak * shape(weekday(), minute) * growth
+	return s.Peak * s.flatten(shape(weekday(), minute)) * growth
 }
 
 func (s Spec) holiday(t time.Time) bool {
@@ -173,4 +176,9 @@ func (s Spec) spike(t time.Time) float64 {
 		f *= 1 + (sp.Factor-1)*ramp
 	}
 	return f
+}
+
+// flatten keeps 1 − Flat of the pattern's level and makes the rest flat at the peak.
+func (s Spec) flatten(level float64) float64 {
+	return s.Flat + (1-s.Flat)*level
 }

@@ -139,3 +139,24 @@ func TestTheOutliersScenariosForecastFollowsTheLoadNotItsOutliers(t *testing.T) 
 		t.Errorf("forecast at %s = %.0f, load %.0f: %.2fx, want within 1.2x", at.Format("15:04"), got, load, got/load)
 	}
 }
+
+func TestTheWeakScenarioIsWeaklySeasonalYetSeasonal(t *testing.T) {
+	// At bench p's 15 s, averaged to the one-minute history the forecast fits.
+	sc := WeakScenario(15 * time.Second)
+	tr, err := sc.Make()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := forecast.Series{Start: tr.Start, Step: time.Minute}
+	for i := 0; i+4 <= int(History/(15*time.Second)); i += 4 {
+		s.Values = append(s.Values, (tr.Load[i]+tr.Load[i+1]+tr.Load[i+2]+tr.Load[i+3])/4)
+	}
+	m, err := forecast.Fit(s, forecast.HoltWinters)
+	if err != nil {
+		t.Fatalf("fit the weak scenario's history: %v (want it above the seasonal strength threshold)", err)
+	}
+	if m.Strength < forecast.MinSeasonalStrength || m.Strength > 0.5 {
+		t.Errorf("seasonal strength %.2f, want between %.2f and 0.50", m.Strength, forecast.MinSeasonalStrength)
+	}
+	t.Logf("seasonal strength %.2f, headroom %.2f", m.Strength, m.Headroom)
+}
