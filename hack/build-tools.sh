@@ -2,7 +2,7 @@
 # Builds etcd, kube-apiserver, kube-controller-manager, kubectl, kwok and helm from the
 # modules pinned in hack/tools into a per-user cache (see hack/lib.sh), and
 # skips every binary that is already there. `build-tools.sh node` builds the
-# real node's kube-scheduler, kubelet and kube-proxy (same module),
+# real node's kube-scheduler (same module), kubelet and kube-proxy (hack/tools/node, one minor older),
 # metrics-server (hack/tools/metrics-server) and Prometheus with its
 # Kubernetes service discovery (hack/tools/prometheus). `build-tools.sh lint` builds only
 # the linters (golangci-lint, logcheck); `build-tools.sh prometheus-adapter`
@@ -62,18 +62,19 @@ adapter_current() {
   echo "$out"
 }
 
+# kubever [VERSION] is the version stamp of a kube binary (the control plane's by default).
 kubever() {
-  local kv=k8s.io/component-base/version
-  local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
-  echo "-X $kv.gitVersion=$KUBE_VERSION -X $kv.gitMajor=1 -X $kv.gitMinor=$minor"
+  local kv=k8s.io/component-base/version v=${1:-$KUBE_VERSION}
+  local minor=${v#v1.}; minor=${minor%%.*}
+  echo "-X $kv.gitVersion=$v -X $kv.gitMajor=1 -X $kv.gitMinor=$minor"
 }
 
 # node builds what the real node (PODPILOT_NODE=real) runs besides the
 # control plane.
 node() {
   build "$KUBE_SCHEDULER" "$PODPILOT_ROOT/hack/tools" k8s.io/kubernetes/cmd/kube-scheduler "$(kubever)"
-  build "$KUBELET" "$PODPILOT_ROOT/hack/tools" k8s.io/kubernetes/cmd/kubelet "$(kubever)"
-  build "$KUBE_PROXY" "$PODPILOT_ROOT/hack/tools" k8s.io/kubernetes/cmd/kube-proxy "$(kubever)"
+  build "$KUBELET" "$PODPILOT_ROOT/hack/tools/node" k8s.io/kubernetes/cmd/kubelet "$(kubever "$NODE_KUBE_VERSION")"
+  build "$KUBE_PROXY" "$PODPILOT_ROOT/hack/tools/node" k8s.io/kubernetes/cmd/kube-proxy "$(kubever "$NODE_KUBE_VERSION")"
   build "$METRICS_SERVER" "$PODPILOT_ROOT/hack/tools/metrics-server" sigs.k8s.io/metrics-server/cmd/metrics-server \
     "-X k8s.io/client-go/pkg/version.gitVersion=$METRICS_SERVER_VERSION"
   # v0.42.0 is Prometheus 2.42.0.

@@ -10,8 +10,8 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# PACKAGE=UPSTREAM-VERSION. kubelet 1.37 with containerd 1.6: see
-# docs/local-cluster.md ("Why kubelet 1.37 and containerd 1.6").
+# PACKAGE=UPSTREAM-VERSION. kubelet 1.36 with containerd 1.6: see
+# docs/local-cluster.md ("Why kubelet 1.36 beside a 1.37 control plane, with containerd 1.6").
 PACKAGES=(containerd=1.6.20 runc=1.1.5 containernetworking-plugins=1.1.1 iptables=1.8.9)
 
 missing=()

@@ -10,6 +10,9 @@ modver() {
 }
 
 KUBE_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/go.mod" k8s.io/kubernetes)
+# The real node's kubelet and kube-proxy, one minor below the control plane
+# (hack/tools/node/tools.go says why).
+NODE_KUBE_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/node/go.mod" k8s.io/kubernetes)
 ETCD_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/go.mod" go.etcd.io/etcd/server/v3)
 KWOK_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/kwok/go.mod" sigs.k8s.io/kwok)
 GOLANGCI_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/golangci/go.mod" github.com/golangci/golangci-lint/v2)
@@ -34,8 +37,8 @@ KUBECTL=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kubectl
 # The real node (PODPILOT_NODE=real): scheduler, kubelet, kube-proxy and
 # metrics-server, the anchor podpilot's metrics.k8s.io is compared with.
 KUBE_SCHEDULER=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kube-scheduler
-KUBELET=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kubelet
-KUBE_PROXY=$TOOLS_CACHE/kubernetes-$KUBE_VERSION-$GO_MINOR/kube-proxy
+KUBELET=$TOOLS_CACHE/kubernetes-$NODE_KUBE_VERSION-$GO_MINOR/kubelet
+KUBE_PROXY=$TOOLS_CACHE/kubernetes-$NODE_KUBE_VERSION-$GO_MINOR/kube-proxy
 METRICS_SERVER=$TOOLS_CACHE/metrics-server-$METRICS_SERVER_VERSION-$GO_MINOR/metrics-server
 # The custom-metrics-apiserver's test adapter: the other external-metrics adapter podpilot
 # forwards to in the e2e test of --external-metrics-forward.
