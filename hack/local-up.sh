@@ -353,7 +353,10 @@ main() {
     KUBE_PROXY_HEALTHZ_PORT=$(free_port); KUBE_PROXY_METRICS_PORT=$(free_port)
   fi
   APISERVER_URL=https://$HOST:$APISERVER_PORT
-  trap 'log "start-up failed; stopping what started"; "$PODPILOT_ROOT/hack/local-down.sh" "$STATE" || true' ERR
+  # On any failure, a failed command (ERR) or a die (its exit 1), stop what started, so
+  # that the next start-up does not find a half-started cluster in its way.
+  trap 'log "start-up failed; stopping what started"; "$PODPILOT_ROOT/hack/local-down.sh" "$STATE" || true; trap - EXIT' ERR
+  trap 'rc=$?; if [[ $rc != 0 ]]; then log "start-up failed; stopping what started"; "$PODPILOT_ROOT/hack/local-down.sh" "$STATE" || true; fi' EXIT
   if [[ $PODPILOT_NODE == real ]]; then
     node_take_lock
     # The guards come first: nothing starts before they count and drop.
@@ -377,7 +380,7 @@ main() {
   wait "$prom"
   start_backend
   write_env
-  trap - ERR
+  trap - ERR EXIT
   log "local cluster ready in $((SECONDS - begin))s"
   cat >&2 <<EOF
 
