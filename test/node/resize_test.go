@@ -26,9 +26,11 @@ import (
 // The in-place resize test (issue 31 §2, kubernetes#142155): two identical Deployments of the demo
 // workload under the same constant cpu load, one scaled by a stock HPA (kube-controller-manager),
 // the other by the equivalent PodAutoscaler (cpu Utilization 50%, no scale-down stabilization).
-// One pod of each is resized in place (the pods' resize subresource) to a cpu request beyond the
-// node's allocatable cpu: the kubelet marks the resize PodResizePending Infeasible and the
-// container keeps running with its old request, which is in effect. The stock HPA divides by the
+// One pod of each is resized in place (the pods' resize subresource) to a cpu request of all the
+// node's allocatable cpu, which only an empty node could grant: the kubelet marks the resize
+// PodResizePending (Deferred) and the container keeps running with its old request, which is in
+// effect. (A request beyond the allocatable cpu, which the kubelet would mark Infeasible, is refused
+// by kube-apiserver 1.37 at the resize subresource: "node didn't have enough allocatable resources".) The stock HPA divides by the
 // spec's request and reads the resize as a drop in utilization; the PodAutoscaler divides by the
 // request in effect and must keep its replicas. (A resize the node can grant is actuated within
 // seconds, after which both autoscalers rightly divide by the bigger request: it would test the
@@ -40,7 +42,7 @@ const (
 	// replicas hold (a scale-in needs at most 50%, a scale-up more than 110%).
 	resizeQueriesPerPod = 1600
 	// resizeObserve is how long both replica series are recorded after the resize is
-	// Infeasible: several sync periods of both (kube-controller-manager's 5 s, podpilot's 2 s).
+	// pending: several sync periods of both (kube-controller-manager's 5 s, podpilot's 2 s).
 	resizeObserve = 90 * time.Second
 )
 
@@ -89,19 +91,19 @@ func TestInPlaceResizeKeepsThePodAutoscalersReplicas(t *testing.T) {
 
 	start := time.Now()
 	recs := [2]*replicaRecorder{hpaSide.record(ctx), ppaSide.record(ctx)}
-	infeasible := beyondAllocatableCPU(ctx, t)
+	pending := allocatableCPU(ctx, t)
 	for _, s := range []*scaled{hpaSide, ppaSide} {
-		resizeOnePod(ctx, t, s, infeasible)
+		resizeOnePod(ctx, t, s, pending)
 	}
-	t.Logf("+%.1fs both resizes Infeasible; recording for %s", time.Since(start).Seconds(), resizeObserve)
+	t.Logf("+%.1fs both resizes pending; recording for %s", time.Since(start).Seconds(), resizeObserve)
 	select {
 	case <-ctx.Done():
 		t.Fatal(ctx.Err())
 	case <-time.After(resizeObserve):
 	}
 	hpaSeries, ppaSeries := recs[0].Stop(), recs[1].Stop()
-	reportNode(t, "resize", "cpu request of one pod of each raised in place to %s (Infeasible); replicas over %s: stock HPA %s; PodAutoscaler %s",
-		infeasible.String(), time.Since(start).Round(time.Second), describeChanges(hpaSeries, start), describeChanges(ppaSeries, start))
+	reportNode(t, "resize", "cpu request of one pod of each raised in place to %s (pending); replicas over %s: stock HPA %s; PodAutoscaler %s",
+		pending.String(), time.Since(start).Round(time.Second), describeChanges(hpaSeries, start), describeChanges(ppaSeries, start))
 	logResizeStatuses(ctx, t, pc, ns, hpaSide.name, ppaSide.name)
 	if len(ppaSeries) != 1 || ppaSeries[0].replicas != resizeReplicas {
 		t.Errorf("the PodAutoscaler's replicas changed during an in-place resize under constant load: %s, want %d throughout",
@@ -176,19 +178,19 @@ func waitBothReadCPU(ctx context.Context, t *testing.T, hpaSide, ppaSide *scaled
 	})
 }
 
-// beyondAllocatableCPU is a cpu request no pod on the node can have: twice its allocatable cpu.
-func beyondAllocatableCPU(ctx context.Context, t *testing.T) resource.Quantity {
+// allocatableCPU is a cpu request only an empty node could grant: all its allocatable cpu.
+func allocatableCPU(ctx context.Context, t *testing.T) resource.Quantity {
 	t.Helper()
 	node, err := cluster.Client.CoreV1().Nodes().Get(ctx, cluster.Node.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	alloc := node.Status.Allocatable[corev1.ResourceCPU]
-	return *resource.NewMilliQuantity(2*alloc.MilliValue(), resource.DecimalSI)
+	return *resource.NewMilliQuantity(alloc.MilliValue(), resource.DecimalSI)
 }
 
 // resizeOnePod raises the cpu request of the workload's first pod to cpu through the pods'
-// resize subresource and waits until the kubelet reports the resize Infeasible.
+// resize subresource and waits until the kubelet reports the resize pending (Deferred or Infeasible).
 func resizeOnePod(ctx context.Context, t *testing.T, s *scaled, cpu resource.Quantity) {
 	t.Helper()
 	pods, err := cluster.RunningPods(ctx, s.ns, s.name)
@@ -200,13 +202,13 @@ func resizeOnePod(ctx context.Context, t *testing.T, s *scaled, cpu resource.Qua
 	if _, err := cluster.Client.CoreV1().Pods(s.ns).Patch(ctx, pod.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "resize"); err != nil {
 		t.Fatalf("resize pod %s: %v", pod.Name, err)
 	}
-	framework.WaitFor(ctx, t, time.Minute, "the resize of "+pod.Name+" Infeasible", func(ctx context.Context) (bool, string, error) {
+	framework.WaitFor(ctx, t, time.Minute, "the resize of "+pod.Name+" pending", func(ctx context.Context) (bool, string, error) {
 		p, err := cluster.Client.CoreV1().Pods(s.ns).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, "", err
 		}
 		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodResizePending && c.Status == corev1.ConditionTrue && c.Reason == corev1.PodReasonInfeasible {
+			if c.Type == corev1.PodResizePending && c.Status == corev1.ConditionTrue {
 				t.Logf("pod %s: %s %s %q; requests in effect %s", p.Name, c.Type, c.Reason, c.Message, requestsInEffect(p))
 				return true, "", nil
 			}
