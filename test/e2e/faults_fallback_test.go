@@ -1,5 +1,3 @@
-//go:build faults
-
 package e2e
 
 import (
