@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
+	"github.com/podpilot/podpilot/pkg/autoscaler/autoscalertest"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/podcache"
 )
@@ -61,12 +62,12 @@ func TestResourceHistoriesAreDistinctPerResourceAndContainerAndSharedAcrossPodAu
 	container := func(c string, r corev1.ResourceName) podpilotv1alpha1.ContainerResourceMetricSpec {
 		return podpilotv1alpha1.ContainerResourceMetricSpec{ResourceName: r, Container: c, TargetType: podpilotv1alpha1.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}
 	}
-	a := seedAutoscaler(predicting(podpilotv1alpha1.PredictionScaleOut), func(pa *podpilotv1alpha1.PodAutoscaler) {
+	a := autoscalertest.Seed(predicting(podpilotv1alpha1.PredictionScaleOut), func(pa *podpilotv1alpha1.PodAutoscaler) {
 		pa.Spec.ResourceMetrics = []podpilotv1alpha1.ResourceMetricSpec{cpu, memory}
 		pa.Spec.ContainerResourceMetrics = []podpilotv1alpha1.ContainerResourceMetricSpec{container("app", corev1.ResourceCPU), container("sidecar", corev1.ResourceCPU)}
 	})
 	// Another PodAutoscaler on the same target and metrics, with other targets.
-	b := seedAutoscaler(predicting(podpilotv1alpha1.PredictionForecastOnly), func(pa *podpilotv1alpha1.PodAutoscaler) {
+	b := autoscalertest.Seed(predicting(podpilotv1alpha1.PredictionForecastOnly), func(pa *podpilotv1alpha1.PodAutoscaler) {
 		pa.Name = "other"
 		pa.Spec.ResourceMetrics = []podpilotv1alpha1.ResourceMetricSpec{cpu}
 		pa.Spec.ContainerResourceMetrics = []podpilotv1alpha1.ContainerResourceMetricSpec{container("app", corev1.ResourceCPU)}
