@@ -253,23 +253,30 @@ func TestInstallNodeAsNonRootWithoutSudoSaysItNeedsRoot(t *testing.T) {
 	}
 }
 
-func TestInstallPrometheusOnAFreshMachine(t *testing.T) {
+// checkInstallsOnAFreshMachine runs script, the installer of the one Debian package pkg, on a
+// fresh machine: it asks apt for pkg, exits 0, names the installed version (installed), and a
+// second run finds it and asks apt nothing.
+func checkInstallsOnAFreshMachine(t *testing.T, script, pkg, installed string) {
+	t.Helper()
 	m := newMachine(t)
-	r := m.run("install-prometheus.sh")
+	r := m.run(script)
 	if r.code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", r.code, r.stderr)
 	}
-	if got, want := strings.Join(m.aptCalls(), "\n"), "update -qq\ninstall -y -qq --no-install-recommends prometheus"; got != want {
+	if got, want := strings.Join(m.aptCalls(), "\n"), "update -qq\ninstall -y -qq --no-install-recommends "+pkg; got != want {
 		t.Errorf("apt-get calls:\n%s\nwant:\n%s", got, want)
 	}
-	if !strings.Contains(r.stderr, "installed: prometheus, version 2.42.0") {
+	if !strings.Contains(r.stderr, installed) {
 		t.Errorf("stderr does not name the installed version:\n%s", r.stderr)
 	}
-	// A second run finds it and asks apt nothing.
 	before := len(m.aptCalls())
-	if r := m.run("install-prometheus.sh"); r.code != 0 || len(m.aptCalls()) != before {
+	if r := m.run(script); r.code != 0 || len(m.aptCalls()) != before {
 		t.Errorf("second run: exit %d, apt calls %d → %d; want 0 and none:\n%s", r.code, before, len(m.aptCalls()), r.stderr)
 	}
+}
+
+func TestInstallPrometheusOnAFreshMachine(t *testing.T) {
+	checkInstallsOnAFreshMachine(t, "install-prometheus.sh", "prometheus", "installed: prometheus, version 2.42.0")
 }
 
 func TestInstallPrometheusShowsAptsOwnErrorWhenAptFails(t *testing.T) {
@@ -282,22 +289,7 @@ func TestInstallPrometheusShowsAptsOwnErrorWhenAptFails(t *testing.T) {
 }
 
 func TestInstallVictoriaMetricsOnAFreshMachine(t *testing.T) {
-	m := newMachine(t)
-	r := m.run("install-victoriametrics.sh")
-	if r.code != 0 {
-		t.Fatalf("exit %d, want 0:\n%s", r.code, r.stderr)
-	}
-	if got, want := strings.Join(m.aptCalls(), "\n"), "update -qq\ninstall -y -qq --no-install-recommends victoria-metrics"; got != want {
-		t.Errorf("apt-get calls:\n%s\nwant:\n%s", got, want)
-	}
-	if !strings.Contains(r.stderr, "installed: victoria-metrics 2.42.0+ds-5-1") {
-		t.Errorf("stderr does not name the installed version:\n%s", r.stderr)
-	}
-	// A second run finds it and asks apt nothing.
-	before := len(m.aptCalls())
-	if r := m.run("install-victoriametrics.sh"); r.code != 0 || len(m.aptCalls()) != before {
-		t.Errorf("second run: exit %d, apt calls %d → %d; want 0 and none:\n%s", r.code, before, len(m.aptCalls()), r.stderr)
-	}
+	checkInstallsOnAFreshMachine(t, "install-victoriametrics.sh", "victoria-metrics", "installed: victoria-metrics 2.42.0+ds-5-1")
 }
 
 func TestInstallVictoriaMetricsShowsAptsOwnErrorWhenAptFails(t *testing.T) {
