@@ -15,27 +15,53 @@ import (
 	"github.com/podpilot/podpilot/pkg/podcache"
 )
 
-// podsOf converts the target's pods to the calculator's view.
+// podsOf converts the target's pods to the calculator's view. Pods of one shape share their
+// resources (podcache keeps one copy per shape), so the requests are converted once per shape, not
+// once per pod: the calculator only reads the maps.
 func podsOf(pods []*podcache.Pod) []replicas.Pod {
 	out := make([]replicas.Pod, 0, len(pods))
+	shapes := make(map[*corev1.Pod]shape, 1)
 	for _, p := range pods {
-		out = append(out, podOf(p))
+		sh, ok := shapes[p.Resources]
+		if !ok {
+			sh = shapeOf(p.Resources)
+			shapes[p.Resources] = sh
+		}
+		out = append(out, sh.pod(p))
 	}
 	return out
 }
 
-// podOf converts a cached pod; its requests in effect and whether it is being resized are read
-// from its shared resource shape.
+// podOf converts one cached pod (see podsOf).
 func podOf(p *podcache.Pod) replicas.Pod {
-	requests, errs := requestsOf(p.Resources)
+	return shapeOf(p.Resources).pod(p)
+}
+
+// shape is what the calculator reads of a pod's shared resources: its requests in effect, its
+// containers' requests, why any could not be read, and whether it is being resized.
+type shape struct {
+	requests   map[corev1.ResourceName]int64
+	containers map[string]map[corev1.ResourceName]int64
+	errs       map[corev1.ResourceName]error
+	resizing   bool
+}
+
+// shapeOf converts a pod's shared resources.
+func shapeOf(res *corev1.Pod) shape {
+	requests, errs := requestsOf(res)
 	// ContainerResource metrics (kinds.go).
-	containers, containerErrs := containerRequestsOf(p.Resources)
+	containers, containerErrs := containerRequestsOf(res)
 	for r, err := range containerErrs {
 		if errs == nil {
 			errs = make(map[corev1.ResourceName]error, 1)
 		}
 		errs[r] = errors.Join(errs[r], err)
 	}
+	return shape{requests: requests, containers: containers, errs: errs, resizing: resizing(res)}
+}
+
+// pod is p in the calculator's view, with the shape's requests.
+func (sh shape) pod(p *podcache.Pod) replicas.Pod {
 	return replicas.Pod{
 		Name:              p.Name,
 		Deleted:           p.DeletionTimestamp != nil,
@@ -43,10 +69,10 @@ func podOf(p *podcache.Pod) replicas.Pod {
 		Start:             p.StartTime.Time,
 		Ready:             p.Ready,
 		ReadyTransition:   p.ReadyTransition.Time,
-		Requests:          requests,
-		ContainerRequests: containers,
-		RequestErrs:       errs,
-		Resizing:          resizing(p.Resources),
+		Requests:          sh.requests,
+		ContainerRequests: sh.containers,
+		RequestErrs:       sh.errs,
+		Resizing:          sh.resizing,
 	}
 }
 
