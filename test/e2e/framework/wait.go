@@ -37,7 +37,9 @@ func PollEvery(ctx context.Context, interval, timeout time.Duration, what string
 	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		done, state, err := cond(ctx)
 		if err != nil {
-			last = "error: " + err.Error()
+			if ctx.Err() == nil || last == "" { // the timeout cutting a poll short must not hide the state before it
+				last = "error: " + err.Error()
+			}
 			return false, nil
 		}
 		last = state
