@@ -47,8 +47,7 @@ const (
 	// (0.5, 1.1] (a scale-in needs at most half, a scale-up more than the 10% tolerance), so 0.8
 	// leaves room for noise both ways.
 	resizeHold = 0.8
-	// resizeReadings is how many of the stock HPA's readings (kube-controller-manager syncs every
-	// 5 s here) holdingTarget averages.
+	// resizeReadings is how many of the stock HPA's readings, 10 s apart, holdingTarget averages.
 	resizeReadings = 4
 	// resizeObserve is how long both replica series are recorded after the resize is
 	// pending: several sync periods of both (kube-controller-manager's 5 s, podpilot's 2 s).
@@ -200,8 +199,7 @@ func waitBothReadCPU(ctx context.Context, t *testing.T, hpaSide, ppaSide *scaled
 	})
 }
 
-// holdingTarget averages resizeReadings of the pinned stock HPA's cpu utilization, one per
-// kube-controller-manager sync, and returns the target at which that mean is resizeHold of it.
+// holdingTarget averages resizeReadings of the pinned stock HPA's cpu utilization and returns the target at which that mean is resizeHold of it.
 func holdingTarget(ctx context.Context, t *testing.T, s *scaled) int32 {
 	t.Helper()
 	var readings []int32
@@ -224,7 +222,7 @@ func holdingTarget(ctx context.Context, t *testing.T, s *scaled) int32 {
 		select {
 		case <-ctx.Done():
 			t.Fatal(ctx.Err())
-		case <-time.After(5 * time.Second):
+		case <-time.After(10 * time.Second): // metrics-server reads each pod about every 15 s
 		}
 	}
 	sum := int32(0)
