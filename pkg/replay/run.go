@@ -44,6 +44,7 @@ func Run(ctx context.Context, o *Options, c clock.PassiveClock, stdout io.Writer
 	model := o.model(requests)
 	var summaries []Summary
 	names := map[string]int{}
+	memo := NewRangeMemo() // the specs share the queries they ask alike
 	for _, f := range o.Files {
 		spec, err := LoadSpec(f)
 		if err != nil {
@@ -59,7 +60,7 @@ func Run(ctx context.Context, o *Options, c clock.PassiveClock, stdout io.Writer
 		if ns == "" {
 			return fmt.Errorf("replay %s: no namespace: set --namespace or the PodAutoscaler's metadata.namespace", f)
 		}
-		r := &Reader{Source: src, Rules: set, Namespace: ns, PodName: o.podNameRegex()}
+		r := &Reader{Source: src, Rules: set, Namespace: ns, PodName: o.podNameRegex(), Memo: memo}
 		ss, err := o.replaySpec(ctx, r, spec, w, model, requests)
 		if err != nil {
 			return fmt.Errorf("replay %s: %w", f, err)

@@ -141,9 +141,13 @@ func shortfall(spec Spec, st Step, requests map[corev1.ResourceName]int64) (floa
 	return short, above
 }
 
-// TargetPerPod is a target as a per-pod load in the metric's units: the average value, or for a
+// TargetPerPod is a target as a per-pod load in the metric's units: the average value, the value
+// of a Value target (whose load is the value times the replicas, see valueLoads), or for a
 // Utilization target that share of the pod's request. NaN when the request is unknown.
 func TargetPerPod(t replicas.Target, requests map[corev1.ResourceName]int64) float64 {
+	if t.Type == replicas.Value {
+		return float64(t.Value) / 1000
+	}
 	if t.Type == replicas.Utilization {
 		r, ok := requests[t.Resource]
 		if !ok {
