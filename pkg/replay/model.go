@@ -39,11 +39,32 @@ type Model struct {
 	SyncPeriod time.Duration
 	// ReadyDelay is how long a replayed pod takes from creation to ready.
 	ReadyDelay time.Duration
-	// Requests are each pod's resource requests in milli-units, for Utilization targets.
-	Requests map[corev1.ResourceName]int64
-	// ContainerRequests are, by container name, each container's resource requests in
-	// milli-units, for the Utilization targets of ContainerResource metrics.
-	ContainerRequests map[string]map[corev1.ResourceName]int64
+	// Requests are the replayed pods' resource requests, for Utilization targets.
+	Requests Requests
+}
+
+// Requests are the resource requests of every replayed pod, in milli-units, that Utilization
+// targets are read against.
+type Requests struct {
+	// Pod are the pod's requests (the sum over its containers), for Resource metrics.
+	Pod map[corev1.ResourceName]int64
+	// Containers are, by container name, each container's own requests, for ContainerResource
+	// metrics.
+	Containers map[string]map[corev1.ResourceName]int64
+}
+
+// of is the request a Utilization target t is read against: its container's for a
+// ContainerResource target, else the pod's; false when unknown (or r is nil).
+func (r *Requests) of(t replicas.Target) (int64, bool) {
+	if r == nil {
+		return 0, false
+	}
+	reqs := r.Pod
+	if t.Container != "" {
+		reqs = r.Containers[t.Container]
+	}
+	v, ok := reqs[t.Resource]
+	return v, ok
 }
 
 // Step is the replay's state at one step.
@@ -147,8 +168,8 @@ func decisionInput(spec Spec, tr Trace, m Model, pods []replayPod, i int) (decis
 	}
 	var ready int32
 	for _, p := range pods {
-		rp := replicas.Pod{Name: p.name, Phase: corev1.PodRunning, Start: p.created, Requests: m.Requests,
-			ContainerRequests: m.ContainerRequests, Ready: !now.Before(p.created.Add(m.ReadyDelay))}
+		rp := replicas.Pod{Name: p.name, Phase: corev1.PodRunning, Start: p.created, Requests: m.Requests.Pod,
+			ContainerRequests: m.Requests.Containers, Ready: !now.Before(p.created.Add(m.ReadyDelay))}
 		rp.ReadyTransition = p.created
 		if rp.Ready {
 			rp.ReadyTransition = p.created.Add(m.ReadyDelay)

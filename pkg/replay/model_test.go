@@ -135,14 +135,14 @@ func TestUtilizationIsUsageSummedOverPodsAgainstTheRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := testModel(0, time.Minute)
-	m.Requests = map[corev1.ResourceName]int64{corev1.ResourceCPU: 500}
+	m.Requests.Pod = map[corev1.ResourceName]int64{corev1.ResourceCPU: 500}
 	// 1.5 cores over 2 pods of 500m is 150%; at 50% of 500m per pod that is 6 pods, reached in
 	// two steps of at most doubling.
 	steps := Simulate(spec, trace([]float64{2, 2}, []float64{1.5, 1.5}), m)
 	if reps, _ := replicasOf(steps); !cmp.Equal(reps, []int32{4, 6}) {
 		t.Errorf("replicas = %v, want [4 6]", reps)
 	}
-	if got := TargetPerPod(spec.Metrics[0].Target, m.Requests); got != 0.25 {
+	if got := TargetPerPod(spec.Metrics[0].Target, &m.Requests); got != 0.25 {
 		t.Errorf("target per pod = %g cores, want 0.25", got)
 	}
 }

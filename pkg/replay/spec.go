@@ -177,3 +177,24 @@ func (m MetricSpec) decisionMetric() decision.Metric {
 func (m MetricSpec) ID() decision.MetricID {
 	return m.decisionMetric().ID()
 }
+
+// CheckRequests refuses a spec with a Utilization target whose request requests lacks: the pod's
+// (--pod-requests) for a Resource metric, the container's (--container-requests) for a
+// ContainerResource one. Without it every step's decision would fail the metric.
+func CheckRequests(s Spec, requests *Requests) error {
+	for _, m := range s.Metrics {
+		if m.Target.Type != replicas.Utilization {
+			continue
+		}
+		if _, ok := requests.of(m.Target); ok {
+			continue
+		}
+		if m.Target.Container != "" {
+			return fmt.Errorf("PodAutoscaler %s: %s metric %s of container %s has a Utilization target: give the container's request with --container-requests %s/%s=<quantity>: %w",
+				s.PodAutoscaler.Name, m.Kind, m.Name, m.Target.Container, m.Target.Container, m.Name, ErrUnsupportedSpec)
+		}
+		return fmt.Errorf("PodAutoscaler %s: %s metric %s has a Utilization target: give the pod's request with --pod-requests %s=<quantity>: %w",
+			s.PodAutoscaler.Name, m.Kind, m.Name, m.Name, ErrUnsupportedSpec)
+	}
+	return nil
+}
