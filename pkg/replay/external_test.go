@@ -241,3 +241,35 @@ func TestAValueTargetWithoutActualReplicasIsRefused(t *testing.T) {
 		t.Errorf("err = %v, want %v", err, ErrUnsupportedSpec)
 	}
 }
+
+func TestExternalHistoryForTheForecastSumsTheSeries(t *testing.T) {
+	set, err := rules.Compile(rules.Default(), rules.StaticMapper(), rules.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa := externalPA(queueDepth("100"))
+	pa.Spec.Prediction = &podpilotv1alpha1.PredictionSpec{Mode: podpilotv1alpha1.PredictionScaleOut}
+	spec, err := SpecOf("forecast", pa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The history's values are at the middle of its one-minute steps: 07:58:30, 07:59:30, 08:00:30.
+	at := func(labels model.Metric, values ...float64) *model.SampleStream {
+		s := &model.SampleStream{Metric: labels}
+		for i, v := range values {
+			ts := t0.Add(-90*time.Second + time.Duration(i)*time.Minute)
+			s.Values = append(s.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(ts.UnixNano()), Value: model.SampleValue(v)})
+		}
+		return s
+	}
+	src := &fakeSource{series: externalSeries, answers: map[string]model.Matrix{
+		"queue_depth": {at(model.Metric{"queue": "a"}, 100, 200, 300), at(model.Metric{"queue": "b"}, 10, 20, 30)}}}
+	r := &Reader{Source: src, Rules: set, Namespace: "ns"}
+	h, err := r.History(t.Context(), spec, Window{From: t0, To: t0, Step: step}, 2*time.Minute, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != 1 || !equalFloats(h[0].Values, []float64{110, 220, 330}) {
+		t.Errorf("history %+v, want one series of the two queues summed: 110, 220, 330", h)
+	}
+}

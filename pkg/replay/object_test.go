@@ -192,12 +192,15 @@ func TestObjectMetricsReplayCannotMapAreRefused(t *testing.T) {
 		DescribedObject: podpilotv1alpha1.MetricObjectReference{APIVersion: "argoproj.io/v1alpha1", Kind: "Rollout", Name: "web"}}
 	ingress := objectMetric("web", podpilotv1alpha1.AverageValueTarget, "1")
 	ingress.DescribedObject = podpilotv1alpha1.MetricObjectReference{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Name: "web"}
+	node := objectMetric("node-1", podpilotv1alpha1.AverageValueTarget, "1")
+	node.DescribedObject = podpilotv1alpha1.MetricObjectReference{Kind: "Node", Name: "node-1"}
 	tests := []struct {
 		name string
 		m    podpilotv1alpha1.ObjectMetricSpec
 		want error
 	}{
 		{name: "a kind outside replay's offline resource mapping (a custom resource)", m: rollout, want: ErrUnknownKind},
+		{name: "a cluster-scoped kind other than Namespace, which the controller asks for within the namespace and the server never serves", m: node, want: ErrUnsupportedSpec},
 		{name: "a metric no rule serves for the described kind", m: ingress, want: ErrNoRule},
 	}
 	for _, tt := range tests {

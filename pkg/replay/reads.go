@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
 	"github.com/podpilot/podpilot/pkg/autoscaler/specconv"
 	"github.com/podpilot/podpilot/pkg/provider/rules"
@@ -128,12 +130,10 @@ func (r *Reader) objectRead(ctx context.Context, ms MetricSpec, w Window) (metri
 	if err != nil {
 		return metricRead{}, fmt.Errorf("%s: %w", what, err)
 	}
-	gk := schema.FromAPIVersionAndKind(ms.Described.APIVersion, ms.Described.Kind).GroupKind()
-	gvr, err := rules.StaticMapper().ResourceFor(schema.GroupVersionResource{Group: gk.Group, Resource: strings.ToLower(gk.Kind)})
+	gr, err := describedResource(ms.Described)
 	if err != nil {
-		return metricRead{}, fmt.Errorf("%s: %s: %w", what, gk.String(), ErrUnknownKind)
+		return metricRead{}, fmt.Errorf("%s: %w", what, err)
 	}
-	gr := gvr.GroupResource()
 	rule, series, err := r.discover(ctx, r.Rules.Custom, ms.Name, &gr, w)
 	if err != nil {
 		return metricRead{}, err
@@ -155,6 +155,29 @@ func (r *Reader) objectRead(ctx context.Context, ms MetricSpec, w Window) (metri
 		return metricRead{}, fmt.Errorf("%s: %w", what, err)
 	}
 	return metricRead{query: q, keep: func(m model.Metric) bool { return string(m[model.LabelName(label)]) == name }, dropInf: true}, nil
+}
+
+// describedResource maps a described object's kind to its resource as the server's REST mapper
+// would, offline: a kind outside rules.StaticMapper is ErrUnknownKind. A root-scoped kind other
+// than Namespace is refused: the controller asks for its metric within the namespace, which the
+// server never serves for it, so that metric fails at every round.
+func describedResource(ref podpilotv1alpha1.MetricObjectReference) (schema.GroupResource, error) {
+	gk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind()
+	mapper := rules.StaticMapper()
+	gvr, err := mapper.ResourceFor(schema.GroupVersionResource{Group: gk.Group, Resource: strings.ToLower(gk.Kind)})
+	if err != nil {
+		return schema.GroupResource{}, fmt.Errorf("%s: %w", gk.String(), ErrUnknownKind)
+	}
+	gr := gvr.GroupResource()
+	mapping, err := mapper.RESTMapping(gk)
+	if err != nil {
+		return schema.GroupResource{}, fmt.Errorf("%s: %w", gk.String(), ErrUnknownKind)
+	}
+	if gr != namespacesResource && mapping.Scope.Name() == apimeta.RESTScopeNameRoot {
+		return schema.GroupResource{}, fmt.Errorf("%s is cluster-scoped: the controller reads an Object metric within the namespace, where the server serves none for it: %w",
+			gk.String(), ErrUnsupportedSpec)
+	}
+	return gr, nil
 }
 
 // labelMatches keeps the series whose label matches re.

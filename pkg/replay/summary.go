@@ -160,6 +160,7 @@ func TargetPerPod(t replicas.Target, requests *Requests) float64 {
 // Assumptions are the load model's assumptions, printed with every summary.
 var Assumptions = []string{
 	"load = the per-pod samples summed over the pods that had one (Utilization: cpu/memory usage summed, per-pod level x replicas)",
+	"Object and External metrics: the value read (series summed); a Value target's value is a load of value x actual replicas, shared by the ready pods",
 	"the load spreads evenly over the replayed pods that are ready; a pod not yet ready carries none",
 	"a new pod is ready --ready-delay after the decision that created it; a scale-down removes the newest pods",
 	"the load does not depend on the replica count (no retries, no queueing, no feedback)",
