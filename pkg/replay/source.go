@@ -75,7 +75,7 @@ func (r *Reader) Trace(ctx context.Context, spec Spec, w Window) (Trace, error) 
 	podRe := r.podPattern(spec)
 	var firstCounts []float64
 	for _, ms := range spec.Metrics {
-		load, counts, err := r.load(ctx, ms, podRe, w, w)
+		load, counts, err := r.load(ctx, ms, podRe, w)
 		if err != nil {
 			return Trace{}, err
 		}
@@ -94,6 +94,8 @@ func (r *Reader) Trace(ctx context.Context, spec Spec, w Window) (Trace, error) 
 		actual = firstCounts
 	}
 	if actual == nil {
+		klog.FromContext(ctx).Info("No kube-state-metrics replicas series and no per-pod metric; the replay starts from minReplicas",
+			"spec", spec.Name, "target", spec.PodAutoscaler.Spec.ScaleTargetName)
 		actual = nanSlice(len(tr.Times))
 	}
 	tr.Actual = actual
@@ -111,18 +113,18 @@ func (r *Reader) podPattern(spec Spec) *regexp.Regexp {
 	return podNamePattern(spec.PodAutoscaler)
 }
 
-// load reads ms over rw, its rule found in w: the sum at each time of the series that are the
-// metric's, and how many there were (NaN where none had a sample).
-func (r *Reader) load(ctx context.Context, ms MetricSpec, podRe *regexp.Regexp, w, rw Window) ([]float64, []float64, error) {
+// load reads ms over w: the sum at each time of the series that are the metric's, and how many
+// there were (NaN where none had a sample).
+func (r *Reader) load(ctx context.Context, ms MetricSpec, podRe *regexp.Regexp, w Window) ([]float64, []float64, error) {
 	mr, err := r.metricRead(ctx, ms, podRe, w)
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := r.matrix(ctx, mr.query, rw)
+	m, err := r.matrix(ctx, mr.query, w)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s %s: %w", ms.Kind, ms.Name, err)
 	}
-	load, counts := sumSeries(m, mr, rw.Times())
+	load, counts := sumSeries(m, mr, w.Times())
 	return load, counts, nil
 }
 
