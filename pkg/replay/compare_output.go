@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // Variants are the runs of a comparison, in output order.
@@ -18,7 +16,7 @@ func Variants() []Variant { return []Variant{Reactive, Predictive, Oracle} }
 
 // Summaries condenses c into one summary per variant, the forecast's accuracy on the predictive
 // one's.
-func (c Comparison) Summaries(step time.Duration, requests map[corev1.ResourceName]int64) []Summary {
+func (c Comparison) Summaries(step time.Duration, requests *Requests) []Summary {
 	out := make([]Summary, 0, 3)
 	for _, v := range Variants() {
 		s := Summarize(c.Spec, c.Steps[v], step, requests)
@@ -55,7 +53,7 @@ type ForecastSummary struct {
 }
 
 // needed is the replicas the first metric's load needs at its target, NaN when unknown.
-func needed(c Comparison, st Step, requests map[corev1.ResourceName]int64) float64 {
+func needed(c Comparison, st Step, requests *Requests) float64 {
 	if len(st.Load) == 0 {
 		return math.NaN()
 	}
@@ -65,7 +63,7 @@ func needed(c Comparison, st Step, requests map[corev1.ResourceName]int64) float
 // WriteComparisonCSV writes c as a table: time, the first metric's load, the replicas it needs,
 // the replicas and ready pods of each variant, and the model's forecast of the load made one lead
 // time before.
-func WriteComparisonCSV(w io.Writer, c Comparison, requests map[corev1.ResourceName]int64) error {
+func WriteComparisonCSV(w io.Writer, c Comparison, requests *Requests) error {
 	cw := csv.NewWriter(w)
 	header := []string{"time", c.Spec.Metrics[0].Name + "_load", "needed_replicas"}
 	for _, v := range Variants() {
@@ -116,7 +114,7 @@ const (
 
 // WriteComparisonSVG draws c over time: the first metric's load and the model's forecast of it,
 // then the replicas the load needs and the ready pods of the reactive, predictive and oracle runs.
-func WriteComparisonSVG(w io.Writer, c Comparison, requests map[corev1.ResourceName]int64) error {
+func WriteComparisonSVG(w io.Writer, c Comparison, requests *Requests) error {
 	all := c.Steps[Predictive]
 	if len(all) == 0 {
 		return fmt.Errorf("chart %s: no steps", c.Spec.Name)

@@ -17,16 +17,14 @@ import (
 func (r *Reader) History(ctx context.Context, spec Spec, w Window, span, step time.Duration) ([]forecast.Series, error) {
 	start := w.From.Add(-span).Truncate(step)
 	hw := Window{From: start.Add(step / 2), To: w.To.Add(step / 2), Step: step}
-	podRe := r.PodName
-	if podRe == nil {
-		podRe = podNamePattern(spec.PodAutoscaler)
-	}
+	podRe := r.podPattern(spec)
 	out := make([]forecast.Series, 0, len(spec.Metrics))
 	for _, ms := range spec.Metrics {
-		q, podLabel, err := r.metricQuery(ctx, ms, w)
+		mr, err := r.metricRead(ctx, ms, podRe, w)
 		if err != nil {
 			return nil, err
 		}
+		q := mr.query
 		if step > time.Minute {
 			q = fmt.Sprintf("avg_over_time((%s)[%s:%s])", q, model.Duration(step), model.Duration(time.Minute))
 		}
@@ -34,7 +32,7 @@ func (r *Reader) History(ctx context.Context, spec Spec, w Window, span, step ti
 		if err != nil {
 			return nil, fmt.Errorf("read the history of %s %s: %w", ms.Kind, ms.Name, err)
 		}
-		load, _ := sumPods(m, podLabel, podRe, hw.Times())
+		load, _ := sumSeries(m, mr, hw.Times())
 		out = append(out, forecast.Series{Start: start, Step: step, Values: load})
 	}
 	return out, nil

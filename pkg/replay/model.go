@@ -23,8 +23,10 @@ type Trace struct {
 	Times []time.Time
 	// Actual is the workload's real replica count at each step.
 	Actual []float64
-	// Loads holds, per metric of the spec (same order), the load at each step: the per-pod
-	// samples summed over the pods that had one.
+	// Loads holds, per metric of the spec (same order), the load at each step: for Pods, Resource
+	// and ContainerResource metrics the per-pod samples summed over the pods that had one; for
+	// Object and External metrics with an AverageValue target the value (an External metric's
+	// series summed), and with a Value target the value times the actual replicas (see valueLoads).
 	Loads [][]float64
 }
 
@@ -37,8 +39,32 @@ type Model struct {
 	SyncPeriod time.Duration
 	// ReadyDelay is how long a replayed pod takes from creation to ready.
 	ReadyDelay time.Duration
-	// Requests are each pod's resource requests in milli-units, for Utilization targets.
-	Requests map[corev1.ResourceName]int64
+	// Requests are the replayed pods' resource requests, for Utilization targets.
+	Requests Requests
+}
+
+// Requests are the resource requests of every replayed pod, in milli-units, that Utilization
+// targets are read against.
+type Requests struct {
+	// Pod are the pod's requests (the sum over its containers), for Resource metrics.
+	Pod map[corev1.ResourceName]int64
+	// Containers are, by container name, each container's own requests, for ContainerResource
+	// metrics.
+	Containers map[string]map[corev1.ResourceName]int64
+}
+
+// of is the request a Utilization target t is read against: its container's for a
+// ContainerResource target, else the pod's; false when unknown (or r is nil).
+func (r *Requests) of(t replicas.Target) (int64, bool) {
+	if r == nil {
+		return 0, false
+	}
+	reqs := r.Pod
+	if t.Container != "" {
+		reqs = r.Containers[t.Container]
+	}
+	v, ok := reqs[t.Resource]
+	return v, ok
 }
 
 // Step is the replay's state at one step.
@@ -80,19 +106,28 @@ func simulate(spec Spec, tr Trace, m Model, fc forecaster) []Step {
 	// The pods at the start have been running long: an hour before, past any initialization period.
 	pods := newPods(nil, initialReplicas(spec, tr), tr.Times[0].Add(-m.ReadyDelay-time.Hour), 0)
 	var history normalize.History
+	var zero bool // the ScaledToZero mark, as the controller keeps it
+	failing := make([]time.Time, len(spec.Metrics))
 	steps := make([]Step, 0, len(tr.Times))
 	for i, now := range tr.Times {
 		in, ready := decisionInput(spec, tr, m, pods, i)
-		in.History = history
+		in.History, in.ScaledToZero = history, zero
 		in.Floor = spec.floor(now)
+		for k := range in.Metrics {
+			in.Metrics[k].FailingSince = failing[k]
+		}
 		if fc != nil {
 			in.Forecast = fc.forecast(i)
 		}
 		d := decision.Decide(in)
+		for k, dm := range in.Metrics {
+			failing[k] = decision.FailingSince(dm, now)
+		}
 		current := int32(len(pods))
 		step := Step{Time: now, Actual: tr.Actual[i], Ready: ready, Replicas: current}
 		history = d.History
 		if d.Rescale {
+			zero = d.HoldsAtZero
 			history = normalize.RecordScaleEvent(d.History, spec.Behavior, current, d.DesiredReplicas, now)
 			pods = resize(pods, d.DesiredReplicas, now, i)
 			step.Replicas, step.Reason = d.DesiredReplicas, d.Reason
@@ -119,8 +154,10 @@ func initialReplicas(spec Spec, tr Trace) int32 {
 }
 
 // decisionInput builds step i's input: the replayed pods with their readiness and, per metric,
-// the load shared evenly by the ready pods. Pods not yet ready have no sample, as a pod that
-// receives no traffic yet; the algorithm treats them as it does real ones.
+// the load shared evenly by the ready pods, or the value of an Object or External metric (see
+// wholeValue). Pods not yet ready have no sample, as a pod that receives no traffic yet; the
+// algorithm treats them as it does real ones. A step without data fails the metric, as a failed
+// read does in the controller: the decision holds, or an External metric's fallback applies.
 func decisionInput(spec Spec, tr Trace, m Model, pods []replayPod, i int) (decision.Input, int32) {
 	now := tr.Times[i]
 	current := int32(len(pods))
@@ -131,8 +168,8 @@ func decisionInput(spec Spec, tr Trace, m Model, pods []replayPod, i int) (decis
 	}
 	var ready int32
 	for _, p := range pods {
-		rp := replicas.Pod{Name: p.name, Phase: corev1.PodRunning, Start: p.created, Requests: m.Requests,
-			Ready: !now.Before(p.created.Add(m.ReadyDelay))}
+		rp := replicas.Pod{Name: p.name, Phase: corev1.PodRunning, Start: p.created, Requests: m.Requests.Pod,
+			ContainerRequests: m.Requests.Containers, Ready: !now.Before(p.created.Add(m.ReadyDelay))}
 		rp.ReadyTransition = p.created
 		if rp.Ready {
 			rp.ReadyTransition = p.created.Add(m.ReadyDelay)
@@ -141,12 +178,14 @@ func decisionInput(spec Spec, tr Trace, m Model, pods []replayPod, i int) (decis
 		in.Pods = append(in.Pods, rp)
 	}
 	for k, ms := range spec.Metrics {
-		dm := decision.Metric{Kind: ms.Kind, Name: ms.Name, Target: ms.Target}
+		dm := ms.decisionMetric()
 		load := tr.Loads[k][i]
 		var err error
 		switch {
 		case math.IsNaN(load):
 			err = errNoData
+		case ms.wholeTarget():
+			dm.Values, err = wholeValue(ms.Target, load, ready)
 		case ready > 0:
 			dm.Samples, err = shareLoad(load, in.Pods, ready, now)
 		}
@@ -173,6 +212,21 @@ func shareLoad(load float64, pods []replicas.Pod, ready int32, now time.Time) (m
 		}
 	}
 	return out, nil
+}
+
+// wholeValue is the value an Object or External metric reads at a step of load, in milli-units, as
+// the one value the calculator sums: the value itself for an AverageValue target, and for a Value
+// target the load shared by the ready pods (see valueLoads). A value that is not one the
+// autoscaler computes with is an error, as the live metric's would be.
+func wholeValue(t replicas.Target, load float64, ready int32) ([]int64, error) {
+	if t.Type == replicas.Value {
+		load /= float64(max(ready, 1))
+	}
+	v, err := replicas.MilliFromFloat(load)
+	if err != nil {
+		return nil, fmt.Errorf("value %g: %w", load, err)
+	}
+	return []int64{v}, nil
 }
 
 // resize brings pods to n: new pods are created at now, a scale-down removes the newest.

@@ -135,14 +135,14 @@ func TestUtilizationIsUsageSummedOverPodsAgainstTheRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := testModel(0, time.Minute)
-	m.Requests = map[corev1.ResourceName]int64{corev1.ResourceCPU: 500}
+	m.Requests.Pod = map[corev1.ResourceName]int64{corev1.ResourceCPU: 500}
 	// 1.5 cores over 2 pods of 500m is 150%; at 50% of 500m per pod that is 6 pods, reached in
 	// two steps of at most doubling.
 	steps := Simulate(spec, trace([]float64{2, 2}, []float64{1.5, 1.5}), m)
 	if reps, _ := replicasOf(steps); !cmp.Equal(reps, []int32{4, 6}) {
 		t.Errorf("replicas = %v, want [4 6]", reps)
 	}
-	if got := TargetPerPod(spec.Metrics[0].Target, m.Requests); got != 0.25 {
+	if got := TargetPerPod(spec.Metrics[0].Target, &m.Requests); got != 0.25 {
 		t.Errorf("target per pod = %g cores, want 0.25", got)
 	}
 }
@@ -161,12 +161,28 @@ func TestSumPodsKeepsOnlyTheWorkloadsPods(t *testing.T) {
 }
 
 func TestSpecsReplayCannotModelAreRefused(t *testing.T) {
-	pa := &podpilotv1alpha1.PodAutoscaler{Spec: podpilotv1alpha1.PodAutoscalerSpec{
-		ScaleTargetKind: podpilotv1alpha1.ScaleTargetDeployment, ScaleTargetName: "web", MaxReplicas: 10,
-		CustomMetrics:   []podpilotv1alpha1.CustomMetricSpec{{MetricName: "qps", AverageValue: resource.MustParse("1")}},
-		ExternalMetrics: make([]podpilotv1alpha1.ExternalMetricSpec, 1),
-	}}
-	if _, err := SpecOf("external", pa); !errors.Is(err, ErrUnsupportedSpec) {
-		t.Errorf("err = %v, want %v: replay models per-pod custom and resource metrics only", err, ErrUnsupportedSpec)
+	value := podpilotv1alpha1.ExternalMetricSpec{MetricName: "latency", TargetType: podpilotv1alpha1.ValueTarget, Value: ptr.To(resource.MustParse("1"))}
+	tests := []struct {
+		name string
+		spec podpilotv1alpha1.PodAutoscalerSpec
+	}{
+		{
+			name: "a spec without any metric",
+			spec: podpilotv1alpha1.PodAutoscalerSpec{},
+		},
+		{
+			name: "spec.prediction with a Value target on an External metric: replay spreads that value over the replicas, its forecast does not",
+			spec: podpilotv1alpha1.PodAutoscalerSpec{ExternalMetrics: []podpilotv1alpha1.ExternalMetricSpec{value},
+				Prediction: &podpilotv1alpha1.PredictionSpec{Mode: podpilotv1alpha1.PredictionScaleOut}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pa := &podpilotv1alpha1.PodAutoscaler{Spec: tt.spec}
+			pa.Spec.ScaleTargetKind, pa.Spec.ScaleTargetName, pa.Spec.MaxReplicas = podpilotv1alpha1.ScaleTargetDeployment, "web", 10
+			if _, err := SpecOf("refused", pa); !errors.Is(err, ErrUnsupportedSpec) {
+				t.Errorf("err = %v, want %v", err, ErrUnsupportedSpec)
+			}
+		})
 	}
 }

@@ -54,6 +54,9 @@ type Options struct {
 	Tolerance float64
 	// PodRequests are each pod's requests (cpu=500m,memory=256Mi), for Utilization targets.
 	PodRequests map[string]string
+	// ContainerRequests are each container's own requests (app/cpu=250m), for the Utilization
+	// targets of ContainerResource metrics.
+	ContainerRequests map[string]string
 	// PodNameRegex overrides the pattern matching the workload's pods by name.
 	PodNameRegex string
 	// Prediction are the --prediction-* options.
@@ -92,6 +95,8 @@ func (o *Options) addReplayFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.Tolerance, "autoscaler-tolerance", o.Tolerance, "The server's default tolerance being modelled.")
 	fs.StringToStringVar(&o.PodRequests, "pod-requests", o.PodRequests,
 		"Each pod's resource requests, e.g. cpu=500m,memory=256Mi; needed for Utilization targets.")
+	fs.StringToStringVar(&o.ContainerRequests, "container-requests", o.ContainerRequests,
+		"Each container's own resource requests, as <container>/<resource>=<quantity>, e.g. app/cpu=250m; needed for the Utilization targets of containerResourceMetrics.")
 	fs.StringVar(&o.PodNameRegex, "pod-name-regex", o.PodNameRegex,
 		"Regular expression matching the workload's pods by name; unset matches <deployment>-<hash>-<suffix> or <statefulset>-<ordinal>.")
 }
@@ -160,22 +165,47 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 	return now.Add(d), nil
 }
 
-// requests parses --pod-requests into milli-units.
-func (o *Options) requests() (map[corev1.ResourceName]int64, error) {
-	out := map[corev1.ResourceName]int64{}
+// requests parses --pod-requests and --container-requests into milli-units.
+func (o *Options) requests() (Requests, error) {
+	out := Requests{Pod: map[corev1.ResourceName]int64{}, Containers: map[string]map[corev1.ResourceName]int64{}}
 	for name, v := range o.PodRequests {
-		if name != string(corev1.ResourceCPU) && name != string(corev1.ResourceMemory) {
-			return nil, fmt.Errorf("--pod-requests: %q is not cpu or memory", name)
-		}
-		q, err := resource.ParseQuantity(v)
+		q, err := requestOf("--pod-requests", name, v)
 		if err != nil {
-			return nil, fmt.Errorf("--pod-requests %s=%s: %w", name, v, err)
+			return Requests{}, err
 		}
-		if out[corev1.ResourceName(name)], err = replicas.MilliOf(q); err != nil {
-			return nil, fmt.Errorf("--pod-requests %s=%s: %w", name, v, err)
+		out.Pod[corev1.ResourceName(name)] = q
+	}
+	for key, v := range o.ContainerRequests {
+		container, name, ok := strings.Cut(key, "/")
+		if !ok || container == "" {
+			return Requests{}, fmt.Errorf("--container-requests %s=%s: want <container>/<resource>=<quantity>", key, v)
 		}
+		q, err := requestOf("--container-requests "+container+"/", name, v)
+		if err != nil {
+			return Requests{}, err
+		}
+		if out.Containers[container] == nil {
+			out.Containers[container] = map[corev1.ResourceName]int64{}
+		}
+		out.Containers[container][corev1.ResourceName(name)] = q
 	}
 	return out, nil
+}
+
+// requestOf parses one request of resource name (cpu or memory) given with flag.
+func requestOf(flag, name, v string) (int64, error) {
+	if name != string(corev1.ResourceCPU) && name != string(corev1.ResourceMemory) {
+		return 0, fmt.Errorf("%s: %q is not cpu or memory", flag, name)
+	}
+	q, err := resource.ParseQuantity(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s %s=%s: %w", flag, name, v, err)
+	}
+	m, err := replicas.MilliOf(q)
+	if err != nil {
+		return 0, fmt.Errorf("%s %s=%s: %w", flag, name, v, err)
+	}
+	return m, nil
 }
 
 // ruleSet loads and compiles the rule file, or the default rules.
@@ -194,7 +224,7 @@ func (o *Options) ruleSet() (*rules.RuleSet, error) {
 }
 
 // model returns the load model's and the algorithm's settings.
-func (o *Options) model(requests map[corev1.ResourceName]int64) Model {
+func (o *Options) model(requests Requests) Model {
 	cfg := decision.DefaultConfig()
 	cfg.Replicas.Tolerances = replicas.Tolerances{ScaleDown: o.Tolerance, ScaleUp: o.Tolerance}
 	cfg.DownscaleStabilizationWindow = o.DownscaleStabilization

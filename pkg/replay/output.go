@@ -9,13 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // WriteCSV writes steps as a table: time, actual and replayed replicas, ready pods, and per metric
 // the load, the load per ready replayed pod and the target per pod.
-func WriteCSV(w io.Writer, spec Spec, steps []Step, requests map[corev1.ResourceName]int64) error {
+func WriteCSV(w io.Writer, spec Spec, steps []Step, requests *Requests) error {
 	cw := csv.NewWriter(w)
 	header := []string{"time", "actual_replicas", "replayed_replicas", "ready_pods", "reason"}
 	for _, m := range spec.Metrics {
@@ -77,7 +75,7 @@ func (p panel) y(v float64) float64 {
 
 // WriteSVG draws steps as two panels over time: actual and replayed replicas, then the first
 // metric's load per pod (replayed and actual) against its target.
-func WriteSVG(w io.Writer, spec Spec, steps []Step, requests map[corev1.ResourceName]int64) error {
+func WriteSVG(w io.Writer, spec Spec, steps []Step, requests *Requests) error {
 	if len(steps) == 0 {
 		return fmt.Errorf("chart %s: no steps", spec.Name)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	commoncfg "github.com/prometheus/common/config"
-	corev1 "k8s.io/api/core/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -44,10 +43,14 @@ func Run(ctx context.Context, o *Options, c clock.PassiveClock, stdout io.Writer
 	model := o.model(requests)
 	var summaries []Summary
 	names := map[string]int{}
+	memo := NewRangeMemo() // the specs share the queries they ask alike
 	for _, f := range o.Files {
 		spec, err := LoadSpec(f)
 		if err != nil {
 			return err
+		}
+		if err := CheckRequests(spec, &requests); err != nil {
+			return fmt.Errorf("replay %s: %w", f, err)
 		}
 		if names[spec.Name]++; names[spec.Name] > 1 {
 			spec.Name = fmt.Sprintf("%s-%d", spec.Name, names[spec.Name])
@@ -59,8 +62,8 @@ func Run(ctx context.Context, o *Options, c clock.PassiveClock, stdout io.Writer
 		if ns == "" {
 			return fmt.Errorf("replay %s: no namespace: set --namespace or the PodAutoscaler's metadata.namespace", f)
 		}
-		r := &Reader{Source: src, Rules: set, Namespace: ns, PodName: o.podNameRegex()}
-		ss, err := o.replaySpec(ctx, r, spec, w, model, requests)
+		r := &Reader{Source: src, Rules: set, Namespace: ns, PodName: o.podNameRegex(), Memo: memo}
+		ss, err := o.replaySpec(ctx, r, spec, w, model, &requests)
 		if err != nil {
 			return fmt.Errorf("replay %s: %w", f, err)
 		}
@@ -73,7 +76,7 @@ func Run(ctx context.Context, o *Options, c clock.PassiveClock, stdout io.Writer
 
 // replaySpec replays one spec and writes its files: a spec with spec.prediction is compared
 // reactive, predictive and oracle, on the history its forecast fits.
-func (o *Options) replaySpec(ctx context.Context, r *Reader, spec Spec, w Window, model Model, requests map[corev1.ResourceName]int64) ([]Summary, error) {
+func (o *Options) replaySpec(ctx context.Context, r *Reader, spec Spec, w Window, model Model, requests *Requests) ([]Summary, error) {
 	tr, err := r.Trace(ctx, spec, w)
 	if err != nil {
 		return nil, err
@@ -125,7 +128,7 @@ func (o *Options) source() (Source, error) {
 }
 
 // writeFiles writes spec's table and chart into --out, if set.
-func (o *Options) writeFiles(ctx context.Context, spec Spec, steps []Step, requests map[corev1.ResourceName]int64) error {
+func (o *Options) writeFiles(ctx context.Context, spec Spec, steps []Step, requests *Requests) error {
 	if o.Out == "" {
 		return nil
 	}
@@ -144,7 +147,7 @@ func (o *Options) writeFiles(ctx context.Context, spec Spec, steps []Step, reque
 }
 
 // writeComparison writes c's table and chart into --out, if set.
-func (o *Options) writeComparison(ctx context.Context, c Comparison, requests map[corev1.ResourceName]int64) error {
+func (o *Options) writeComparison(ctx context.Context, c Comparison, requests *Requests) error {
 	if o.Out == "" {
 		return nil
 	}

@@ -6,22 +6,22 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
-	"github.com/podpilot/podpilot/pkg/autoscaler/decision"
+	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
 
-// ErrNoRule means no rule of the rule file serves a metric for pods in the window.
-var ErrNoRule = errors.New("no rule serves this metric for pods")
+// ErrNoRule means no rule of the rule file serves a metric (for pods, for the described object's
+// resource, or as an external metric) in the window.
+var ErrNoRule = errors.New("no rule serves this metric")
 
 // Source reads Prometheus history; client_golang's promv1.API satisfies it.
 type Source interface {
@@ -60,30 +60,27 @@ type Reader struct {
 	Namespace string
 	// PodName matches the workload's pods by name; nil derives it from the target's kind and name.
 	PodName *regexp.Regexp
+	// Memo shares the answers of the queries already read with the other readers of the replay;
+	// nil reads every query.
+	Memo *RangeMemo
 }
 
 var podsResource = schema.GroupResource{Resource: "pods"}
 
-// Trace reads spec's history over w: each metric's load and the workload's replicas.
+// Trace reads spec's history over w: each metric's load and the workload's replicas. A Value
+// target on an Object or External metric reads the value as a load spread over the replicas
+// that had it: its load is the value times the actual replicas (see valueLoads).
 func (r *Reader) Trace(ctx context.Context, spec Spec, w Window) (Trace, error) {
 	tr := Trace{Times: w.Times()}
-	podRe := r.PodName
-	if podRe == nil {
-		podRe = podNamePattern(spec.PodAutoscaler)
-	}
+	podRe := r.podPattern(spec)
 	var firstCounts []float64
 	for _, ms := range spec.Metrics {
-		q, podLabel, err := r.metricQuery(ctx, ms, w)
+		load, counts, err := r.load(ctx, ms, podRe, w)
 		if err != nil {
 			return Trace{}, err
 		}
-		m, err := r.matrix(ctx, q, w)
-		if err != nil {
-			return Trace{}, fmt.Errorf("read %s %s: %w", ms.Kind, ms.Name, err)
-		}
-		load, counts := sumPods(m, podLabel, podRe, tr.Times)
 		tr.Loads = append(tr.Loads, load)
-		if firstCounts == nil {
+		if firstCounts == nil && ms.perPod() {
 			firstCounts = counts
 		}
 	}
@@ -91,51 +88,71 @@ func (r *Reader) Trace(ctx context.Context, spec Spec, w Window) (Trace, error) 
 	if err != nil {
 		return Trace{}, err
 	}
-	if actual == nil {
+	if actual == nil && firstCounts != nil {
 		klog.FromContext(ctx).Info("No kube-state-metrics replicas series; counting the pods with samples as the actual replicas",
 			"spec", spec.Name, "target", spec.PodAutoscaler.Spec.ScaleTargetName)
 		actual = firstCounts
 	}
+	if actual == nil {
+		klog.FromContext(ctx).Info("No kube-state-metrics replicas series and no per-pod metric; the replay starts from minReplicas",
+			"spec", spec.Name, "target", spec.PodAutoscaler.Spec.ScaleTargetName)
+		actual = nanSlice(len(tr.Times))
+	}
 	tr.Actual = actual
+	if err := valueLoads(spec, tr); err != nil {
+		return Trace{}, err
+	}
 	return tr, nil
 }
 
-// metricQuery renders the query of one metric, as the server would for all pods of the namespace,
-// and returns it with the label holding the pod name.
-func (r *Reader) metricQuery(ctx context.Context, ms MetricSpec, w Window) (string, string, error) {
-	req := rules.ObjectRequest{Resource: podsResource, Namespace: r.Namespace, AllObjects: true, Selector: labels.Everything()}
-	if ms.Kind == decision.ResourceMetric {
-		rq, err := r.resourceQuery(ms.Name)
-		if err != nil {
-			return "", "", err
-		}
-		q, err := rq.ContainerQuery(req)
-		if err != nil {
-			return "", "", fmt.Errorf("render %s query: %w", ms.Name, err)
-		}
-		label, err := rq.LabelForResource(podsResource)
-		return q, label, err
+// podPattern is the pattern of the workload's pods' names.
+func (r *Reader) podPattern(spec Spec) *regexp.Regexp {
+	if r.PodName != nil {
+		return r.PodName
 	}
-	if ms.Custom != nil && ms.Custom.Selector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(ms.Custom.Selector.LabelSelector())
-		if err != nil {
-			return "", "", fmt.Errorf("selector of metric %s: %w", ms.Name, err)
-		}
-		req.Selector = sel
-	}
-	rule, series, err := r.discover(ctx, ms.Name, w)
-	if err != nil {
-		return "", "", err
-	}
-	req.Series = series
-	q, err := rule.Query(req)
-	if err != nil {
-		return "", "", fmt.Errorf("render query of metric %s: %w", ms.Name, err)
-	}
-	label, err := rule.LabelForResource(podsResource)
-	return q, label, err
+	return podNamePattern(spec.PodAutoscaler)
 }
 
+// load reads ms over w: the sum at each time of the series that are the metric's, and how many
+// there were (NaN where none had a sample).
+func (r *Reader) load(ctx context.Context, ms MetricSpec, podRe *regexp.Regexp, w Window) ([]float64, []float64, error) {
+	mr, err := r.metricRead(ctx, ms, podRe, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := r.matrix(ctx, mr.query, w)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s %s: %w", ms.Kind, ms.Name, err)
+	}
+	load, counts := sumSeries(m, mr, w.Times())
+	return load, counts, nil
+}
+
+// valueLoads turns the value of each Object or External metric with a Value target into the load
+// it describes: the controller scales such a metric's ready pods by value ÷ target, that is it
+// takes the value to fall as pods are added, so replay reads it as a load spread evenly over the
+// actual replicas, value × actual, which the replayed pods then share (decisionInput). A step
+// whose actual replicas are unknown has no data for the metric. With no actual replicas at all
+// (no kube-state-metrics series and no per-pod metric to count pods by) the metric cannot be
+// modelled.
+func valueLoads(spec Spec, tr Trace) error {
+	for k, ms := range spec.Metrics {
+		if !ms.wholeTarget() || ms.Target.Type != replicas.Value {
+			continue
+		}
+		if !slices.ContainsFunc(tr.Actual, func(a float64) bool { return !math.IsNaN(a) }) {
+			return fmt.Errorf("%s metric %s has a Value target, which replay spreads over the actual replicas, and the actual replicas are unknown "+
+				"(no kube-state-metrics replicas series of %s, and no per-pod metric in the spec): %w",
+				ms.Kind, ms.Name, spec.PodAutoscaler.Spec.ScaleTargetName, ErrUnsupportedSpec)
+		}
+		for i := range tr.Loads[k] {
+			tr.Loads[k][i] *= tr.Actual[i]
+		}
+	}
+	return nil
+}
+
+// resourceQuery is the resource rule of resource name (cpu or memory).
 func (r *Reader) resourceQuery(name string) (*rules.ResourceQuery, error) {
 	if r.Rules.Resource == nil {
 		return nil, fmt.Errorf("resource metric %s: the rule file has no resourceRules: %w", name, ErrNoRule)
@@ -144,35 +161,6 @@ func (r *Reader) resourceQuery(name string) (*rules.ResourceQuery, error) {
 		return r.Rules.Resource.Memory, nil
 	}
 	return r.Rules.Resource.CPU, nil
-}
-
-// discover finds the rule and series serving metric for pods, as the server's discovery does:
-// the first rule in file order whose series in the window yield the metric.
-func (r *Reader) discover(ctx context.Context, metric string, w Window) (*rules.Rule, string, error) {
-	found := map[string][]model.LabelSet{}
-	for _, rule := range r.Rules.Custom {
-		q := rule.SeriesQuery()
-		sets, seen := found[q]
-		if !seen {
-			var err error
-			if sets, _, _, err = r.Source.Series(ctx, []string{q}, w.From, w.To); err != nil {
-				return nil, "", fmt.Errorf("discover series %s: %w", q, err)
-			}
-			found[q] = sets
-		}
-		for _, ls := range sets {
-			info, ok := rule.Describe(seriesOf(ls))
-			if !ok || info.Metric != metric {
-				continue
-			}
-			for _, res := range info.Resources {
-				if res.GroupResource == podsResource {
-					return rule, info.Series, nil
-				}
-			}
-		}
-	}
-	return nil, "", fmt.Errorf("metric %s between %s and %s: %w", metric, w.From.UTC().Format(time.RFC3339), w.To.UTC().Format(time.RFC3339), ErrNoRule)
 }
 
 func seriesOf(ls model.LabelSet) rules.Series {
@@ -185,9 +173,9 @@ func seriesOf(ls model.LabelSet) rules.Series {
 	return s
 }
 
-// matrix runs a range query over w, in chunks of at most maxPoints steps (Prometheus' limit per
-// series of one query): a series appears once per chunk it has samples in.
-func (r *Reader) matrix(ctx context.Context, query string, w Window) (model.Matrix, error) {
+// matrixChunks runs a range query over w, in chunks of at most maxPoints steps (Prometheus' limit
+// per series of one query): a series appears once per chunk it has samples in.
+func (r *Reader) matrixChunks(ctx context.Context, query string, w Window) (model.Matrix, error) {
 	var m model.Matrix
 	for _, chunk := range w.chunks(maxPoints - 1) {
 		part, err := r.matrixChunk(ctx, query, chunk)
@@ -246,21 +234,21 @@ func podNamePattern(pa *podpilotv1alpha1.PodAutoscaler) *regexp.Regexp {
 	return regexp.MustCompile("^" + name + "-[a-z0-9]+-[a-z0-9]+$")
 }
 
-// sumPods sums, at each time, the samples of the series whose podLabel matches podRe, and
-// counts them. A time without any sample is NaN in both.
-func sumPods(m model.Matrix, podLabel string, podRe *regexp.Regexp, times []time.Time) (load, counts []float64) {
+// sumSeries sums, at each time, the samples of the series mr keeps, and counts them. A time
+// without any sample is NaN in both; a NaN sample is none, and so is a ±Inf one when mr drops them.
+func sumSeries(m model.Matrix, mr metricRead, times []time.Time) (load, counts []float64) {
 	load, counts = nanSlice(len(times)), nanSlice(len(times))
 	index := make(map[int64]int, len(times))
 	for i, t := range times {
 		index[t.UnixMilli()] = i
 	}
 	for _, s := range m {
-		if !podRe.MatchString(string(s.Metric[model.LabelName(podLabel)])) {
+		if !mr.keep(s.Metric) {
 			continue
 		}
 		for _, p := range s.Values {
 			i, ok := index[int64(p.Timestamp)]
-			if !ok || math.IsNaN(float64(p.Value)) {
+			if !ok || math.IsNaN(float64(p.Value)) || mr.dropInf && math.IsInf(float64(p.Value), 0) {
 				continue
 			}
 			if math.IsNaN(load[i]) {

@@ -10,8 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/podpilot/podpilot/pkg/autoscaler/replicas"
 )
 
@@ -58,7 +56,7 @@ type SelfCheck struct {
 }
 
 // Summarize computes spec's summary from its steps; step is the time between steps.
-func Summarize(spec Spec, steps []Step, step time.Duration, requests map[corev1.ResourceName]int64) Summary {
+func Summarize(spec Spec, steps []Step, step time.Duration, requests *Requests) Summary {
 	s := Summary{Name: spec.Name, Steps: len(steps)}
 	hours := step.Hours()
 	s.Hours = float64(len(steps)) * hours
@@ -125,7 +123,7 @@ func (s *Summary) countRescale(from, to int32) {
 
 // shortfall returns the pods missing at st to bring every metric to its target, and whether
 // some metric's load per ready pod was above its target.
-func shortfall(spec Spec, st Step, requests map[corev1.ResourceName]int64) (float64, bool) {
+func shortfall(spec Spec, st Step, requests *Requests) (float64, bool) {
 	var short float64
 	above := false
 	for k, ms := range spec.Metrics {
@@ -141,11 +139,16 @@ func shortfall(spec Spec, st Step, requests map[corev1.ResourceName]int64) (floa
 	return short, above
 }
 
-// TargetPerPod is a target as a per-pod load in the metric's units: the average value, or for a
-// Utilization target that share of the pod's request. NaN when the request is unknown.
-func TargetPerPod(t replicas.Target, requests map[corev1.ResourceName]int64) float64 {
-	if t.Type == replicas.Utilization {
-		r, ok := requests[t.Resource]
+// TargetPerPod is a target as a per-pod load in the metric's units: the average value, the value
+// of a Value target (whose load is the value times the replicas, see valueLoads), or for a
+// Utilization target that share of the pod's (a ContainerResource target: the container's)
+// request. NaN when the request is unknown.
+func TargetPerPod(t replicas.Target, requests *Requests) float64 {
+	switch t.Type {
+	case replicas.Value:
+		return float64(t.Value) / 1000
+	case replicas.Utilization:
+		r, ok := requests.of(t)
 		if !ok {
 			return math.NaN()
 		}
@@ -157,6 +160,7 @@ func TargetPerPod(t replicas.Target, requests map[corev1.ResourceName]int64) flo
 // Assumptions are the load model's assumptions, printed with every summary.
 var Assumptions = []string{
 	"load = the per-pod samples summed over the pods that had one (Utilization: cpu/memory usage summed, per-pod level x replicas)",
+	"Object and External metrics: the value read (series summed); a Value target's value is a load of value x actual replicas, shared by the ready pods",
 	"the load spreads evenly over the replayed pods that are ready; a pod not yet ready carries none",
 	"a new pod is ready --ready-delay after the decision that created it; a scale-down removes the newest pods",
 	"the load does not depend on the replica count (no retries, no queueing, no feedback)",

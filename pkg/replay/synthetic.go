@@ -41,6 +41,6 @@ func CompareScenario(spec Spec, sc tracegen.Scenario, m Model, p Prediction, his
 		return Comparison{}, fmt.Errorf("scenario %s: no values between %s and %s", sc.Name, sc.From, sc.To)
 	}
 	// The workload starts with the replicas its load needs, as if it had been scaled all along.
-	tr.Actual[0] = math.Ceil(tr.Loads[0][0] / TargetPerPod(spec.Metrics[0].Target, m.Requests))
+	tr.Actual[0] = math.Ceil(tr.Loads[0][0] / TargetPerPod(spec.Metrics[0].Target, &m.Requests))
 	return Compare(spec, tr, []forecast.Series{history}, m, p)
 }
