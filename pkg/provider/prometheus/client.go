@@ -112,7 +112,7 @@ func (c *client) backendLabel() string {
 }
 
 // New returns a Client for cfg. m may be nil.
-func New(cfg *Config, m *Metrics) (Client, error) {
+func New(cfg *Config, m *Metrics) (TenantClient, error) {
 	if cfg.Timeout <= 0 {
 		return nil, fmt.Errorf("prometheus client for %s: timeout must be positive, got %s", cfg.Address, cfg.Timeout)
 	}
