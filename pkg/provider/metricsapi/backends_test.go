@@ -317,3 +317,39 @@ backends:
 		}
 	}
 }
+
+// recordingTenants is a prometheus.TenantClient that only says which tenant it was made for.
+type recordingTenants struct {
+	prometheus.Client
+	tenant string
+}
+
+func (r recordingTenants) WithTenant(tenant string) prometheus.Client {
+	return recordingTenants{tenant: tenant}
+}
+
+func TestTenantOfACall(t *testing.T) {
+	tenants := recordingTenants{}
+	for _, tc := range []struct {
+		name      string
+		b         backend
+		namespace string
+		want      string
+	}{
+		{name: "a backend without tenant sends none", b: backend{client: &fakeProm{}}, namespace: "team-a", want: ""},
+		{name: "a fixed tenant goes with every namespace's call", b: backend{tenants: tenants, tenant: "platform"}, namespace: "team-a", want: "platform"},
+		{name: "tenantFromNamespace: a namespace's call carries that namespace", b: backend{tenants: tenants, tenant: "platform", fromNamespace: true}, namespace: "team-b", want: "team-b"},
+		{name: "tenantFromNamespace: a call without namespace (discovery, cluster-scoped objects) carries the fixed tenant",
+			b: backend{tenants: tenants, tenant: "platform", fromNamespace: true}, namespace: "", want: "platform"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, tenant := tc.b.forNamespace(tc.namespace)
+			if tenant != tc.want {
+				t.Errorf("tenant = %q, want %q", tenant, tc.want)
+			}
+			if r, ok := c.(recordingTenants); ok && r.tenant != tc.want {
+				t.Errorf("client made for tenant %q, want %q", r.tenant, tc.want)
+			}
+		})
+	}
+}
