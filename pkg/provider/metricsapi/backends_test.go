@@ -353,3 +353,80 @@ func TestTenantOfACall(t *testing.T) {
 		})
 	}
 }
+
+func TestReloadRebuildsBackendsAndKeepsTheLastGoodOnesOnABadFile(t *testing.T) {
+	first, second := newTenantBackend(t), newTenantBackend(t)
+	for _, b := range []*tenantBackend{first, second} {
+		b.series[""] = []model.LabelSet{labelSet("flaky_gauge", "namespace", "team-a", "pod", "a1")}
+		b.values[""] = model.Vector{sample(5, testNow, "namespace", "team-a", "pod", "a1")}
+	}
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key")
+	writeFile(t, key, "k")
+	file := func(url, header string) string {
+		return fmt.Sprintf(`
+backends:
+- name: flaky
+  url: %s
+  headers: [{name: X-Gateway-Key, file: %s}]
+rules:
+- seriesQuery: '{__name__="flaky_gauge",namespace!="",pod!=""}'
+  backend: flaky
+  resources: {template: "<<.Resource>>"}
+  metricsQuery: sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)
+`, url, header)
+	}
+	opts := *NewOptions()
+	opts.QueryCacheMaxAge = 0
+	opts.RulesFile = rulesFile(t, file(first.srv.URL, key))
+	p, _ := multiBackendProvider(t, &fakeProm{}, opts, pod("team-a", "a1", nil))
+	serve(t, p)
+	read := func() {
+		t.Helper()
+		info := provider.CustomMetricInfo{GroupResource: podsGR, Namespaced: true, Metric: "flaky_gauge"}
+		if _, err := p.GetMetricBySelector(t.Context(), "team-a", labels.Everything(), info, labels.Everything()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := func() []int { return []int{len(first.takeCalls()), len(second.takeCalls())} }
+	read()
+	if diff := cmp.Diff([]int{2, 0}, calls()); diff != "" { // discovery and the query
+		t.Errorf("calls to (first, second) before any reload (-want +got):\n%s", diff)
+	}
+
+	writeFile(t, opts.RulesFile, file(second.srv.URL, filepath.Join(dir, "missing")))
+	if p.reload(t.Context(), reloadOnSignal) {
+		t.Fatal("a rule file whose header file cannot be read was loaded")
+	}
+	p.refresh(t.Context())
+	read()
+	if diff := cmp.Diff([]int{2, 0}, calls()); diff != "" {
+		t.Errorf("calls to (first, second) after a bad reload, want the last good backend (-want +got):\n%s", diff)
+	}
+
+	writeFile(t, opts.RulesFile, file(second.srv.URL, key))
+	if !p.reload(t.Context(), reloadOnSignal) {
+		t.Fatal("a good rule file was rejected")
+	}
+	p.refresh(t.Context())
+	read()
+	if diff := cmp.Diff([]int{0, 2}, calls()); diff != "" {
+		t.Errorf("calls to (first, second) after a good reload, want the new URL (-want +got):\n%s", diff)
+	}
+}
+
+func TestResourceClientReadsTheResourceRulesBackend(t *testing.T) {
+	flaky := newTenantBackend(t)
+	flaky.values[""] = model.Vector{sample(0.5, testNow, "namespace", "team-a", "kubernetes_pod", "a1", "kubernetes_container", "app")}
+	opts := *NewOptions()
+	opts.RulesFile = rulesFile(t, fmt.Sprintf("backends:\n- {name: flaky, url: '%s'}\n", flaky.srv.URL)+cadvisorResourceRules+"  backend: flaky\n")
+	local := &fakeProm{}
+	p, _ := multiBackendProvider(t, local, opts)
+	vec, err := p.ResourceClient().Query(t.Context(), "some_query", time.Time{})
+	if err != nil || len(vec) != 1 || vec[0].Value != 0.5 {
+		t.Errorf("ResourceClient().Query = %v, %v; want the resourceRules backend's sample", vec, err)
+	}
+	if got := flaky.takeCalls(); len(got) != 1 || len(local.queries) != 0 {
+		t.Errorf("calls to the resourceRules backend %v, to the default %v; want one, none", got, local.queries)
+	}
+}

@@ -15,9 +15,9 @@ import (
 // rule without a backend field reads. A rule file may not define a backend of that name.
 const DefaultBackend = "default"
 
-// TenantHeader is the header that carries a backend's tenant, as Mimir, Cortex, Loki and a
+// tenantHeader is the header that carries a backend's tenant, as Mimir, Cortex, Loki and a
 // Thanos receiver read it.
-const TenantHeader = "X-Scope-Orgid" // http.CanonicalHeaderKey("X-Scope-OrgID")
+const tenantHeader = "X-Scope-Orgid" // http.CanonicalHeaderKey("X-Scope-OrgID")
 
 // Backend is a PromQL backend besides the default one. Its secrets never sit in the rule file:
 // header values are read from files (a mounted Secret) on every request.
@@ -96,7 +96,7 @@ func validateBackend(b Backend, p *field.Path) field.ErrorList {
 		switch {
 		case name == "" || strings.ContainsAny(name, " \t\r\n:()<>@,;\\\"/[]?={}"):
 			errs = append(errs, field.Invalid(hp.Child("name"), h.Name, "must be an HTTP header name"))
-		case name == TenantHeader:
+		case name == tenantHeader:
 			errs = append(errs, field.Invalid(hp.Child("name"), h.Name, "set the tenant with tenant or tenantFromNamespace"))
 		case name == "Authorization":
 			errs = append(errs, field.Invalid(hp.Child("name"), h.Name, "set a bearer token with bearerTokenFile"))
