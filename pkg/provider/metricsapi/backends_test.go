@@ -77,6 +77,8 @@ func (b *tenantBackend) serve(w http.ResponseWriter, r *http.Request) {
 			vec = model.Vector{}
 		}
 		writeData(w, map[string]any{"resultType": "vector", "result": vec})
+	case "/api/v1/query_range":
+		writeData(w, map[string]any{"resultType": "matrix", "result": model.Matrix{}})
 	default:
 		http.NotFound(w, r)
 	}
@@ -246,6 +248,32 @@ func TestTenantPerNamespaceNeverCarriesAnotherNamespacesTenant(t *testing.T) {
 	// One call per distinct (tenant, query): the repeated reads reuse the shared answers.
 	if diff := cmp.Diff([]string{"team-a", "team-b", "team-a", "team-b"}, got); diff != "" {
 		t.Errorf("tenants of the queries sent (-want +got):\n%s", diff)
+	}
+
+	// The autoscaler's other reads (last sample, history) carry the namespace's tenant too.
+	fresh := m.p.PodAutoscalerReads(nil)
+	if _, err := fresh.LastSample(t.Context(), "team-b", rps, labels.Everything()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.LastExternalSample(t.Context(), "team-a", labels.Everything(), provider.ExternalMetricInfo{Metric: "jobs_waiting"}); err != nil {
+		t.Fatal(err)
+	}
+	hist := HistoryRequest{Namespace: "team-b", Metric: "requests_per_second", Resource: podsGR, Names: "b.*",
+		Start: testNow.Add(-time.Hour), End: testNow, Step: time.Minute}
+	if _, err := fresh.ObjectsHistory(t.Context(), hist); err != nil {
+		t.Fatal(err)
+	}
+	hist.Namespace, hist.Metric = "team-a", "jobs_waiting"
+	if _, err := fresh.ExternalHistory(t.Context(), hist); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, c := range m.mimir.takeCalls() {
+		got = append(got, c.path+" "+c.tenant)
+	}
+	want := []string{"/api/v1/query team-b", "/api/v1/query team-a", "/api/v1/query_range team-b", "/api/v1/query_range team-a"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("calls of the last-sample and history reads (-want +got):\n%s", diff)
 	}
 }
 

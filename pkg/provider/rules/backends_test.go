@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -9,38 +10,25 @@ import (
 	pmodel "github.com/prometheus/common/model"
 )
 
-// backendsYAML is the example of docs/backends.md ("Several backends and tenants").
-const backendsYAML = `
-backends:
-- name: mimir
-  url: https://mimir.monitoring:8080/prometheus
-  tenant: platform
-  tenantFromNamespace: true
-  timeout: 5s
-  bearerTokenFile: /etc/podpilot/mimir/token
-  headers:
-  - name: X-Gateway-Key
-    file: /etc/podpilot/mimir/gateway-key
-  tls:
-    caFile: /etc/podpilot/mimir/ca.crt
-rules:
-- seriesQuery: '{__name__="http_requests_total",namespace!="",pod!=""}'
-  backend: mimir
-  resources: {template: "<<.Resource>>"}
-  name: {matches: "^(.*)_total$", as: "${1}_per_second"}
-  metricsQuery: sum(rate(<<.Series>>{<<.LabelMatchers>>}[2m])) by (<<.GroupBy>>)
-- seriesQuery: '{__name__="queue_depth",namespace!="",pod!=""}'
-  resources: {template: "<<.Resource>>"}
-  metricsQuery: sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)
-externalRules:
-- seriesQuery: '{__name__="jobs_waiting",namespace!=""}'
-  backend: mimir
-  resources: {overrides: {namespace: {resource: namespace}}}
-  metricsQuery: sum(<<.Series>>{<<.LabelMatchers>>})
-`
+// docsExample is the rule file example of docs/backends.md's "Several backends and tenants", so
+// that the docs show what loads.
+func docsExample(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../../../docs/backends.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "## Several backends and tenants")
+	_, block, ok2 := strings.Cut(section, "```yaml\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/backends.md has no yaml block under \"## Several backends and tenants\"")
+	}
+	return []byte(block)
+}
 
 func TestBackendsLoadAndCompile(t *testing.T) {
-	cfg, err := Load([]byte(backendsYAML))
+	cfg, err := Load(docsExample(t))
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
