@@ -46,11 +46,11 @@ func (b *backend) forNamespace(namespace string) (prometheus.Client, string) {
 	}
 }
 
-// shareKey is the key under which answers to q from this backend for namespace are shared:
-// the backend and the tenant are part of it, so an answer read with one tenant never serves
-// another, and every distinct (backend, tenant, query) still costs one call.
-func (b *backend) shareKey(namespace, q string) string {
-	_, tenant := b.forNamespace(namespace)
+// shareKey is the key under which answers to q read from this backend with tenant (as
+// forNamespace returns it) are shared: the backend and the tenant are part of it, so an answer
+// read with one tenant never serves another, and every distinct (backend, tenant, query) still
+// costs one call.
+func (b *backend) shareKey(tenant, q string) string {
 	return b.name + "\x00" + tenant + "\x00" + q
 }
 

@@ -25,8 +25,9 @@ const (
 // policy: concurrent requests wait for the call in flight, and later ones reuse its answer while
 // it is younger than maxAge (timed from when the call started), so an answer is never more than
 // maxAge behind Prometheus. A failed call is shared only by the requests waiting for it, never
-// kept. Answers are keyed by query (one per namespace and metric: requests ask for whole
-// namespaces and filter in memory) and hold no per-object state; they are dropped once stale.
+// kept. Answers are keyed by backend, tenant and query (one per namespace and metric: requests
+// ask for whole namespaces and filter in memory; an answer read with one tenant never serves
+// another) and hold no per-object state; they are dropped once stale.
 // A maxAge of 0 turns sharing off. Values are shared among requests and must not be modified.
 type sharedQueries[V any] struct {
 	// group is nil when sharing is off.
