@@ -76,6 +76,9 @@ func TestForEndpointTakesNoneOfTheDefaultsCredentials(t *testing.T) {
 		t.Errorf("headers (-want +got):\n%s", diff)
 	}
 
+	if own, err := base.ForEndpoint(Endpoint{Name: "mimir", URL: srv.URL, Timeout: 3 * time.Second}); err != nil || own.Timeout != 3*time.Second {
+		t.Errorf("ForEndpoint with its own timeout = %v, %v; want 3s", own, err)
+	}
 	_, err = base.ForEndpoint(Endpoint{Name: "mimir", URL: srv.URL, HeaderFiles: map[string]string{"X-Gateway-Key": filepath.Join(dir, "missing")}})
 	if err == nil || !strings.Contains(err.Error(), "backend mimir: header X-Gateway-Key:") || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("ForEndpoint with an unreadable header file = %v, want an error naming the backend, the header and the file", err)
