@@ -29,12 +29,12 @@ func TestReadinessWaitsForTheObjectCachesOfEveryServedResource(t *testing.T) {
 	for _, c := range checks {
 		names = append(names, c.Name())
 	}
-	want := []string{metricsapi.HealthCheckName, metricsapi.ObjectCachesCheckName, "pod-cache"}
+	want := []string{metricsapi.BackendHealthCheckerPrefix + rules.DefaultBackend, metricsapi.HealthCheckName, metricsapi.ObjectCachesCheckName, "pod-cache"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("readiness checks (-want +got):\n%s", diff)
 	}
 	// Before discovery, the object caches to wait for are not known: not ready.
-	err := checks[1].Check(httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	err := checks[2].Check(httptest.NewRequest(http.MethodGet, "/readyz", nil))
 	if err == nil || !strings.Contains(err.Error(), "not known yet") {
 		t.Errorf("object-cache check before discovery = %v, want not ready", err)
 	}

@@ -65,12 +65,14 @@ func addReadiness(o *Options, server *genericapiserver.GenericAPIServer, p *metr
 	return nil
 }
 
-// providerChecks are the readiness checks of the metrics provider: its first discovery pass,
+// providerChecks are the readiness checks of the metrics provider: each backend's first
+// discovery (metrics-backend-<name>, so that /readyz?verbose names the backend), its first
+// discovery pass,
 // the object cache of every resource that pass serves custom metrics for (so that no request
 // after ready waits for a cache to fill), and the shared pod cache (podsSynced), which the
 // autoscaler reads too.
 func providerChecks(p *metricsapi.Provider, podsSynced func() bool) []healthz.HealthChecker {
-	return []healthz.HealthChecker{
+	return append(p.BackendHealthCheckers(),
 		p.HealthChecker(),
 		p.ObjectCachesHealthChecker(),
 		healthz.NamedCheck("pod-cache", func(*http.Request) error {
@@ -79,7 +81,7 @@ func providerChecks(p *metricsapi.Provider, podsSynced func() bool) []healthz.He
 			}
 			return nil
 		}),
-	}
+	)
 }
 
 // caKeys returns the keys of the authentication ConfigMap whose CAs podpilot loads from it:

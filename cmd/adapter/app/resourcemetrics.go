@@ -10,14 +10,14 @@ import (
 	"k8s.io/apiserver/pkg/server/healthz"
 
 	"github.com/podpilot/podpilot/pkg/provider/metricsapi"
-	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 	"github.com/podpilot/podpilot/pkg/provider/resourcemetrics"
 )
 
 // installResourceMetrics serves metrics.k8s.io/v1beta1 from the rule file's resourceRules, on
-// the same server, Prometheus client and cluster cache as the custom and external metrics.
+// the same server and cluster cache as the custom and external metrics, from the backend the
+// resourceRules name (p.ResourceClient).
 func installResourceMetrics(o *Options, server *genericapiserver.GenericAPIServer, p *metricsapi.Provider,
-	prom prometheus.Client, inf *clusterInformers) error {
+	inf *clusterInformers) error {
 	cfg, err := o.Adapter.Config() // the config Server() was built from (cached)
 	if err != nil {
 		return fmt.Errorf("API server config: %w", err)
@@ -28,7 +28,7 @@ func installResourceMetrics(o *Options, server *genericapiserver.GenericAPIServe
 	pods := inf.ForResource(podsResource())
 	nodes := inf.ForResource(corev1.SchemeGroupVersion.WithResource("nodes"))
 	rm, err := resourcemetrics.New(resourcemetrics.Config{
-		Prometheus: prom, Rules: p.ResourceQueries, Pods: pods.Lister(), Nodes: nodes.Lister(),
+		Prometheus: p.ResourceClient(), Rules: p.ResourceQueries, Pods: pods.Lister(), Nodes: nodes.Lister(),
 	})
 	if err != nil {
 		return fmt.Errorf("build resource metrics provider: %w", err)

@@ -75,7 +75,7 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 		return err
 	}
 	registry := metrics.NewKubeRegistry()
-	provider, prom, err := newProvider(o, registry, cache, reload)
+	provider, err := newProvider(o, registry, cache, reload)
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func Run(ctx context.Context, o *Options, reload <-chan struct{}) error {
 	}
 	// metrics.k8s.io is served only when the rule file has resourceRules at start-up.
 	if provider.ResourceQueries() != nil {
-		if err := installResourceMetrics(o, srv.GenericAPIServer, provider, prom, cache); err != nil {
+		if err := installResourceMetrics(o, srv.GenericAPIServer, provider, cache); err != nil {
 			return err
 		}
 		logger.Info("Serving metrics.k8s.io from the rule file's resourceRules")
@@ -151,29 +151,37 @@ func addAutoscaler(o *Options, restCfg *rest.Config, reads metricSources, regist
 }
 
 // newProvider builds the Prometheus-backed metrics provider shared by the API
-// server and the autoscaler.
-func newProvider(o *Options, registry metrics.KubeRegistry, inf metricsapi.Informers, reload <-chan struct{}) (*metricsapi.Provider, prometheus.Client, error) {
+// server and the autoscaler: the default backend from the --prometheus-* flags, the rule
+// file's backends derived from it (prometheus.Config.ForEndpoint), one client metrics set.
+func newProvider(o *Options, registry metrics.KubeRegistry, inf metricsapi.Informers, reload <-chan struct{}) (*metricsapi.Provider, error) {
 	promCfg, err := o.Prometheus.Config()
 	if err != nil {
-		return nil, nil, fmt.Errorf("prometheus options: %w", err)
+		return nil, fmt.Errorf("prometheus options: %w", err)
 	}
 	promMetrics, err := prometheus.NewMetrics(registry)
 	if err != nil {
-		return nil, nil, fmt.Errorf("register prometheus client metrics: %w", err)
+		return nil, fmt.Errorf("register prometheus client metrics: %w", err)
 	}
 	prom, err := prometheus.New(promCfg, promMetrics)
 	if err != nil {
-		return nil, nil, fmt.Errorf("build prometheus client: %w", err)
+		return nil, fmt.Errorf("build prometheus client: %w", err)
 	}
 	mapper, err := o.Adapter.RESTMapper()
 	if err != nil {
-		return nil, nil, fmt.Errorf("build REST mapper: %w", err)
+		return nil, fmt.Errorf("build REST mapper: %w", err)
+	}
+	backends := func(e prometheus.Endpoint) (prometheus.TenantClient, error) {
+		cfg, err := promCfg.ForEndpoint(e)
+		if err != nil {
+			return nil, err
+		}
+		return prometheus.New(cfg, promMetrics)
 	}
 	p, err := metricsapi.New(metricsapi.Config{
-		Options: *o.Metrics, Prometheus: prom, Mapper: mapper, Informers: inf, Registry: registry, Reload: reload,
+		Options: *o.Metrics, Prometheus: prom, Backends: backends, Mapper: mapper, Informers: inf, Registry: registry, Reload: reload,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("build metrics provider: %w", err)
+		return nil, fmt.Errorf("build metrics provider: %w", err)
 	}
-	return p, prom, nil
+	return p, nil
 }

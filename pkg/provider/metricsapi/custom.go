@@ -114,9 +114,10 @@ func (p *Provider) queryRequest(ctx context.Context, t customTarget, req rules.O
 	if err != nil {
 		return nil, err
 	}
+	client, tenant := t.backend.forNamespace(req.Namespace) // a tenant per namespace never answers another's
 	answers, err := prometheus.EachQuery(ctx, queries, func(ctx context.Context, q string) (objectSamples, error) {
-		return p.customQueries.get(ctx, q+"\x00"+label, reuse, func(ctx context.Context) (objectSamples, error) {
-			s, err := p.prom.QueryLabels(ctx, q, time.Time{}, []string{label}) // zero: Prometheus's now
+		return p.customQueries.get(ctx, t.backend.name, t.backend.shareKey(tenant, q)+"\x00"+label, reuse, func(ctx context.Context) (objectSamples, error) {
+			s, err := client.QueryLabels(ctx, q, time.Time{}, []string{label}) // zero: Prometheus's now
 			return newObjectSamples(s), err
 		})
 	})

@@ -16,17 +16,18 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
 
 // maxConcurrentSeriesQueries bounds how many /api/v1/series calls one pass runs at once.
 const maxConcurrentSeriesQueries = 4
 
-// served says how a discovered metric is served: by which rule, from which series.
+// served says how a discovered metric is served: by which rule, from which series, on which
+// backend.
 type served struct {
-	rule   *rules.Rule
-	series string
+	rule    *rules.Rule
+	series  string
+	backend *backend
 	// clusterWide is true for an external metric of a rule marked namespaced: false, whose
 	// queries are not limited to the request's namespace.
 	clusterWide bool
@@ -39,9 +40,11 @@ type snapshot struct {
 	customList   []provider.CustomMetricInfo
 	externalList []provider.ExternalMetricInfo
 	// incomplete is nil once every series query of the rules has answered at least once;
-	// until then it wraps errDiscoveryIncomplete and the last failure, and a metric the
-	// snapshot does not serve may yet exist.
+	// until then it wraps errDiscoveryIncomplete, names the backends of the queries that never
+	// answered and their last failure, and a metric the snapshot does not serve may yet exist.
 	incomplete error
+	// pending holds, per backend with a series query that never answered, why.
+	pending map[string]error
 }
 
 // errDiscoveryIncomplete means some series query of the rules has never answered, so a metric
@@ -83,15 +86,18 @@ func ruleRefs(set *rules.RuleSet) []ruleRef {
 	return refs
 }
 
+// seriesKey is a series query on a backend: the same query on two backends is two calls.
+type seriesKey struct{ backend, query string }
+
 // discoverer runs discovery passes. It is used by one goroutine at a time (the Run loop), which
-// owns last: per series query that has answered, the series shapes of its last successful call.
+// owns last: per series query and backend that has answered, the series shapes of its last
+// successful call.
 type discoverer struct {
-	prom    prometheus.Client
 	mapper  apimeta.RESTMapper // decides which resources are namespaced
 	clock   clock.PassiveClock
 	maxAge  time.Duration
 	metrics *providerMetrics
-	last    map[string][]rules.Series
+	last    map[seriesKey][]rules.Series
 }
 
 // fetchResult is the outcome of one series query.
@@ -100,72 +106,100 @@ type fetchResult struct {
 	err    error
 }
 
-// discover runs one pass for set. A failed series query keeps its last good result (if any) and
-// never hides the series of the other queries; a query that has never answered leaves the
-// snapshot incomplete.
-func (d *discoverer) discover(ctx context.Context, set *rules.RuleSet) *snapshot {
+// discover runs one pass for set, each rule's series query on its backend (of bs). A failed
+// series query keeps its last good result (if any) and never hides the series of the other
+// queries, on its backend or another; a query that has never answered leaves the snapshot
+// incomplete, naming its backend.
+func (d *discoverer) discover(ctx context.Context, set *rules.RuleSet, bs backends) *snapshot {
 	logger := klog.FromContext(ctx)
 	start := d.clock.Now()
 	refs := ruleRefs(set)
-	var queries []string
-	users := map[string][]string{} // series query -> paths of the rules using it
+	var queries []seriesKey
+	users := map[seriesKey][]string{} // series query -> paths of the rules using it
 	for _, ref := range refs {
-		q := ref.rule.SeriesQuery()
-		if _, seen := users[q]; !seen {
-			queries = append(queries, q)
+		k := seriesKey{backend: ref.rule.Backend(), query: ref.rule.SeriesQuery()}
+		if _, seen := users[k]; !seen {
+			queries = append(queries, k)
 		}
-		users[q] = append(users[q], ref.path)
+		users[k] = append(users[k], ref.path)
 	}
-	results := d.fetchAll(ctx, queries, start)
-	current := make(map[string][]rules.Series, len(queries))
-	var never []string
-	var lastErr error
-	for i, q := range queries {
+	results := d.fetchAll(ctx, queries, bs, start)
+	current := make(map[seriesKey][]rules.Series, len(queries))
+	never := map[string][]string{} // backend -> series queries that never answered
+	lastErr := map[string]error{}
+	for i, k := range queries {
 		res := results[i]
 		if res.err == nil {
-			current[q] = res.series
+			current[k] = res.series
 			continue
 		}
-		previous, ok := d.last[q]
+		previous, ok := d.last[k]
 		if ok {
-			current[q] = previous
+			current[k] = previous
 		} else {
-			never, lastErr = append(never, q), res.err
+			never[k.backend], lastErr[k.backend] = append(never[k.backend], k.query), res.err
 		}
 		if ctx.Err() != nil {
 			continue // shutting down: not a Prometheus failure
 		}
-		for _, path := range users[q] {
-			d.metrics.seriesFailures.WithLabelValues(path).Inc()
+		for _, path := range users[k] {
+			d.metrics.seriesFailures.WithLabelValues(path, k.backend).Inc()
 		}
-		logger.Error(res.err, "Series discovery failed; keeping the last good series", "seriesQuery", q,
-			"rules", users[q], "keptSeries", len(previous), "hadPrevious", ok)
+		logger.Error(res.err, "Series discovery failed; keeping the last good series", "backend", k.backend, "seriesQuery", k.query,
+			"rules", users[k], "keptSeries", len(previous), "hadPrevious", ok)
 	}
 	d.last = current // drops queries that the rules no longer use
-	snap := buildSnapshot(refs, current, d.mapper)
-	if len(never) > 0 {
-		snap.incomplete = fmt.Errorf("%w: %d of %d series queries never answered (%s): %w", errDiscoveryIncomplete,
-			len(never), len(queries), strings.Join(never, ", "), lastErr)
+	snap := buildSnapshot(refs, current, bs, d.mapper)
+	total := map[string]int{}
+	for _, k := range queries {
+		total[k.backend]++
 	}
+	snap.pending, snap.incomplete = pendingBackends(never, total, lastErr)
 	d.metrics.observeDiscovery(d.clock.Since(start), len(snap.customList), len(snap.externalList))
-	logger.V(2).Info("Discovered metrics", "seriesQueries", len(queries), "custom", len(snap.customList),
+	logger.V(2).Info("Discovered metrics", "seriesQueries", len(queries), "backends", len(bs), "custom", len(snap.customList),
 		"external", len(snap.externalList), "neverAnswered", len(never), "duration", d.clock.Since(start))
 	return snap
 }
 
-// fetchAll runs the series queries, at most maxConcurrentSeriesQueries at a time; each call is
-// bounded by the Prometheus client's timeout.
-func (d *discoverer) fetchAll(ctx context.Context, queries []string, now time.Time) []fetchResult {
+// pendingBackends turns the series queries that never answered, by backend, into the
+// snapshot's pending map and its incomplete error (nil when none), which names each backend.
+func pendingBackends(never map[string][]string, total map[string]int, lastErr map[string]error) (map[string]error, error) {
+	if len(never) == 0 {
+		return nil, nil
+	}
+	pending := make(map[string]error, len(never))
+	names := make([]string, 0, len(never))
+	for b, qs := range never {
+		pending[b] = fmt.Errorf("%w: backend %s: %d of %d series queries never answered (%s): %w", errDiscoveryIncomplete,
+			b, len(qs), total[b], strings.Join(qs, ", "), lastErr[b])
+		names = append(names, b)
+	}
+	sort.Strings(names)
+	errs := make([]error, len(names))
+	for i, b := range names {
+		errs[i] = pending[b]
+	}
+	if len(errs) == 1 {
+		return pending, errs[0]
+	}
+	return pending, fmt.Errorf("backends %s not discovered yet: %w", strings.Join(names, ", "), errors.Join(errs...))
+}
+
+// fetchAll runs the series queries, each on its backend without a namespace (its fixed tenant,
+// if any), at most maxConcurrentSeriesQueries at a time; each call is bounded by the backend
+// client's timeout.
+func (d *discoverer) fetchAll(ctx context.Context, queries []seriesKey, bs backends, now time.Time) []fetchResult {
 	out := make([]fetchResult, len(queries))
 	sem := make(chan struct{}, maxConcurrentSeriesQueries)
 	var wg sync.WaitGroup
-	for i, q := range queries {
+	for i, k := range queries {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			sets, err := d.prom.Series(ctx, []string{q}, now.Add(-d.maxAge), now)
+			client, _ := bs[k.backend].forNamespace("")
+			sets, err := client.Series(ctx, []string{k.query}, now.Add(-d.maxAge), now)
 			if err != nil {
-				out[i] = fetchResult{err: fmt.Errorf("discover series %s: %w", q, err)}
+				out[i] = fetchResult{err: fmt.Errorf("discover series %s: %w", k.query, err)}
 				return
 			}
 			out[i] = fetchResult{series: compactSeries(sets)}
@@ -221,16 +255,17 @@ func compactSeries(sets []model.LabelSet) []rules.Series {
 // order) that yields a metric serves it. The snapshot is complete (its discovery answered). A resource is served namespaced when its series are
 // and mapper says the resource is namespace-scoped (nodes, namespaces, persistentvolumes and
 // cluster-scoped custom resources are not).
-func buildSnapshot(refs []ruleRef, seriesByQuery map[string][]rules.Series, mapper apimeta.RESTMapper) *snapshot {
+func buildSnapshot(refs []ruleRef, seriesByQuery map[seriesKey][]rules.Series, bs backends, mapper apimeta.RESTMapper) *snapshot {
 	snap := emptySnapshot()
 	snap.incomplete = nil
 	for _, ref := range refs {
-		for _, s := range seriesByQuery[ref.rule.SeriesQuery()] {
+		b := bs[ref.rule.Backend()]
+		for _, s := range seriesByQuery[seriesKey{backend: b.name, query: ref.rule.SeriesQuery()}] {
 			info, ok := ref.rule.Describe(s)
 			if !ok {
 				continue
 			}
-			entry := served{rule: ref.rule, series: info.Series, clusterWide: ref.rule.External() && !info.Namespaced}
+			entry := served{rule: ref.rule, series: info.Series, backend: b, clusterWide: ref.rule.External() && !info.Namespaced}
 			if ref.rule.External() {
 				if _, taken := snap.external[info.Metric]; !taken {
 					snap.external[info.Metric] = entry

@@ -120,11 +120,11 @@ func TestDiscoveryKeepsLastGoodSeriesOfAFailingQuery(t *testing.T) {
 		t.Errorf("served metrics (-want +got):\n%s", diff)
 	}
 	for i := range 3 {
-		if got := counterValue(t, p.metrics.seriesFailures, fmt.Sprintf("rules[%d]", i)); got != 1 {
+		if got := counterValue(t, p.metrics.seriesFailures, fmt.Sprintf("rules[%d]", i), "default"); got != 1 {
 			t.Errorf("failures of rules[%d] = %v, want 1", i, got)
 		}
 	}
-	if got := counterValue(t, p.metrics.seriesFailures, "externalRules[0]"); got != 0 {
+	if got := counterValue(t, p.metrics.seriesFailures, "externalRules[0]", "default"); got != 0 {
 		t.Errorf("failures of externalRules[0] = %v, want 0", got)
 	}
 	if got, err := testutil.GetGaugeMetricValue(p.metrics.discovered.WithLabelValues(apiExternal)); err != nil || got != 1 {

@@ -61,8 +61,9 @@ func (p *Provider) externalMetric(ctx context.Context, r externalRead) (*externa
 	if err != nil {
 		return nil, statusError(what, err)
 	}
-	vec, err := p.externalQueries.get(ctx, q, r.reuse, func(ctx context.Context) (model.Vector, error) {
-		return p.prom.Query(ctx, q, time.Time{}) // zero: Prometheus's now
+	client, tenant := entry.backend.forNamespace(namespace)
+	vec, err := p.externalQueries.get(ctx, entry.backend.name, entry.backend.shareKey(tenant, q), r.reuse, func(ctx context.Context) (model.Vector, error) {
+		return client.Query(ctx, q, time.Time{}) // zero: Prometheus's now
 	})
 	if err != nil {
 		return nil, statusError(what, err)

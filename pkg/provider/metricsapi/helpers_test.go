@@ -169,12 +169,22 @@ func testProvider(t *testing.T, prom *fakeProm, rulesFile string, objs ...runtim
 // providerWith builds a provider on fakes with opts.
 func providerWith(t *testing.T, prom prometheus.Client, opts Options, objs ...runtime.Object) (*Provider, metrics.KubeRegistry) {
 	t.Helper()
+	reg := metrics.NewKubeRegistry()
+	p, err := New(providerConfig(t, prom, opts, reg, objs...))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return p, reg
+}
+
+// providerConfig is the Config of a provider on fakes with opts, recording its metrics on reg.
+func providerConfig(t *testing.T, prom prometheus.Client, opts Options, reg metrics.KubeRegistry, objs ...runtime.Object) Config {
+	t.Helper()
 	scheme := fake.NewTestScheme()
 	if err := metav1.AddMetaToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	reg := metrics.NewKubeRegistry()
-	cfg := Config{
+	return Config{
 		Options:    opts,
 		Prometheus: prom,
 		Mapper:     rules.StaticMapper(),
@@ -182,11 +192,6 @@ func providerWith(t *testing.T, prom prometheus.Client, opts Options, objs ...ru
 		Registry:   reg,
 		Clock:      testingclock.NewFakeClock(testNow),
 	}
-	p, err := New(cfg)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	return p, reg
 }
 
 // servingProvider is a provider with one query per request after one discovery pass, with

@@ -65,7 +65,8 @@ func (f FreshReads) ObjectsHistory(ctx context.Context, req HistoryRequest) ([]f
 		return nil, statusError(what, err)
 	}
 	q, keep := historySum(q, historyMatch{label: label, pattern: req.Names})
-	return f.p.history(ctx, what, q, req, keep)
+	client, _ := t.backend.forNamespace(t.objectNamespace(req.Namespace))
+	return f.p.history(ctx, client, what, q, req, keep)
 }
 
 // keepSeries says whether a series of a history's query is part of the history.
@@ -125,12 +126,13 @@ func (f FreshReads) externalHistory(ctx context.Context, req HistoryRequest, ten
 	if err != nil {
 		return nil, statusError(what, err)
 	}
-	return f.p.history(ctx, what, "sum("+q+")", req, func(model.Metric) bool { return true })
+	client, _ := entry.backend.forNamespace(req.Namespace)
+	return f.p.history(ctx, client, what, "sum("+q+")", req, func(model.Metric) bool { return true })
 }
 
-// history runs q over req's range, in chunks, and places the values of the series keep accepts
-// at their steps; NaN where there is none.
-func (p *Provider) history(ctx context.Context, what, q string, req HistoryRequest, keep keepSeries) ([]float64, error) {
+// history runs q over req's range on client, in chunks, and places the values of the series
+// keep accepts at their steps; NaN where there is none.
+func (p *Provider) history(ctx context.Context, client prometheus.Client, what, q string, req HistoryRequest, keep keepSeries) ([]float64, error) {
 	if req.Step <= 0 || req.End.Before(req.Start) {
 		return nil, fmt.Errorf("%s: range %s to %s at %s: %w", what, req.Start, req.End, req.Step, prometheus.ErrBadQuery)
 	}
@@ -142,7 +144,7 @@ func (p *Provider) history(ctx context.Context, what, q string, req HistoryReque
 	const chunk = prometheus.MaxRangePoints - 1
 	for from := 0; from < n; from += chunk {
 		to := min(from+chunk, n) - 1
-		m, err := p.prom.QueryRange(ctx, q, req.Start.Add(time.Duration(from)*req.Step), req.Start.Add(time.Duration(to)*req.Step), req.Step)
+		m, err := client.QueryRange(ctx, q, req.Start.Add(time.Duration(from)*req.Step), req.Start.Add(time.Duration(to)*req.Step), req.Step)
 		if err != nil {
 			return nil, statusError(what, err)
 		}

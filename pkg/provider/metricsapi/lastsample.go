@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
+	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
 
@@ -33,7 +34,8 @@ func (f FreshReads) LastSample(ctx context.Context, namespace string, info provi
 	if err != nil {
 		return time.Time{}, statusError(what, err)
 	}
-	return f.newestSample(ctx, what, q)
+	client, _ := t.backend.forNamespace(t.objectNamespace(namespace))
+	return f.newestSample(ctx, client, what, q)
 }
 
 // LastExternalSample is LastSample for an external metric: when the newest raw sample of the
@@ -57,13 +59,14 @@ func (f FreshReads) lastExternalSample(ctx context.Context, namespace string, me
 	if err != nil {
 		return time.Time{}, statusError(what, err)
 	}
-	return f.newestSample(ctx, what, q)
+	client, _ := entry.backend.forNamespace(namespace)
+	return f.newestSample(ctx, client, what, q)
 }
 
-// newestSample runs a last-sample query q, neither shared nor cached, and returns its time; the
-// zero time means no sample.
-func (f FreshReads) newestSample(ctx context.Context, what, q string) (time.Time, error) {
-	vec, err := f.p.prom.Query(ctx, q, time.Time{}) // zero: Prometheus's now
+// newestSample runs a last-sample query q on client, neither shared nor cached, and returns its
+// time; the zero time means no sample.
+func (f FreshReads) newestSample(ctx context.Context, client prometheus.Client, what, q string) (time.Time, error) {
+	vec, err := client.Query(ctx, q, time.Time{}) // zero: Prometheus's now
 	if err != nil {
 		return time.Time{}, statusError(what, err)
 	}

@@ -28,9 +28,9 @@ type providerMetrics struct {
 
 // newProviderMetrics creates the provider metrics and registers them on r:
 // podpilot_metrics_discovery_duration_seconds, podpilot_metrics_discovery_metrics{api},
-// podpilot_metrics_discovery_series_query_failures_total{rule},
+// podpilot_metrics_discovery_series_query_failures_total{rule,backend},
 // podpilot_metrics_discovery_rule_reloads_total{trigger,result} and
-// podpilot_metrics_query_requests_total{api,served_by}.
+// podpilot_metrics_query_requests_total{api,backend,served_by}.
 func newProviderMetrics(r metrics.KubeRegistry) (*providerMetrics, error) {
 	m := &providerMetrics{
 		discoveryDuration: metrics.NewHistogram(&metrics.HistogramOpts{
@@ -52,9 +52,9 @@ func newProviderMetrics(r metrics.KubeRegistry) (*providerMetrics, error) {
 			Namespace:      "podpilot",
 			Subsystem:      "metrics_discovery",
 			Name:           "series_query_failures_total",
-			Help:           "Failed series queries by rule (rules[i] or externalRules[i]); the rule keeps its last good series.",
+			Help:           "Failed series queries by rule (rules[i] or externalRules[i]) and backend; the rule keeps its last good series.",
 			StabilityLevel: metrics.ALPHA,
-		}, []string{"rule"}),
+		}, []string{"rule", "backend"}),
 		reloads: metrics.NewCounterVec(&metrics.CounterOpts{
 			Namespace:      "podpilot",
 			Subsystem:      "metrics_discovery",
@@ -66,11 +66,11 @@ func newProviderMetrics(r metrics.KubeRegistry) (*providerMetrics, error) {
 			Namespace: "podpilot",
 			Subsystem: "metrics",
 			Name:      "query_requests_total",
-			Help: "Prometheus queries asked for by custom and external metrics requests, by API (custom, external) and by " +
+			Help: "Prometheus queries asked for by custom and external metrics requests, by API (custom, external), backend and by " +
 				"what answered them: prometheus (the request sent the query), in_flight (it shared the same query in flight) " +
 				"or cache (it reused an answer younger than --metrics-query-cache-max-age).",
 			StabilityLevel: metrics.ALPHA,
-		}, []string{"api", "served_by"}),
+		}, []string{"api", "backend", "served_by"}),
 	}
 	for _, c := range []metrics.Registerable{m.discoveryDuration, m.discovered, m.seriesFailures, m.reloads, m.queryRequests} {
 		if err := r.Register(c); err != nil {
@@ -88,6 +88,6 @@ func (m *providerMetrics) observeDiscovery(d time.Duration, custom, external int
 }
 
 // queryCounter counts the queries of api by what served them.
-func (m *providerMetrics) queryCounter(api string) func(servedBy string) {
-	return func(servedBy string) { m.queryRequests.WithLabelValues(api, servedBy).Inc() }
+func (m *providerMetrics) queryCounter(api string) func(backend, servedBy string) {
+	return func(backend, servedBy string) { m.queryRequests.WithLabelValues(api, backend, servedBy).Inc() }
 }

@@ -119,8 +119,12 @@ func (o *Options) Validate() []error {
 // Config is everything New needs.
 type Config struct {
 	Options
-	// Prometheus answers series discovery and queries.
+	// Prometheus answers series discovery and queries of the default backend (rules without
+	// a backend field).
 	Prometheus prometheus.Client
+	// Backends builds the clients of the rule file's backends; nil refuses a rule file that
+	// has any.
+	Backends BackendFactory
 	// Mapper normalizes group-resources and gives their kinds and versions.
 	Mapper apimeta.RESTMapper
 	// Informers gives the shared informers that resolve label selectors to object names.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,7 +19,6 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
 
@@ -32,7 +32,6 @@ const (
 // snapshot of the discovered metrics and never discover or LIST themselves; Run keeps the
 // snapshot and the rules current.
 type Provider struct {
-	prom     prometheus.Client
 	mapper   apimeta.RESTMapper
 	objects  *objectCache
 	metrics  *providerMetrics
@@ -43,15 +42,18 @@ type Provider struct {
 	customQueries   *sharedQueries[objectSamples]
 	externalQueries *sharedQueries[model.Vector]
 
-	// source, disc and rules are owned by the goroutine running Run.
-	source *ruleSource
-	disc   *discoverer
-	rules  *rules.RuleSet
+	// source, disc, rules and backends are owned by the goroutine running Run.
+	source   *ruleSource
+	disc     *discoverer
+	rules    *rules.RuleSet
+	backends backends
 
 	snap     atomic.Pointer[snapshot]
-	resource atomic.Pointer[rules.ResourceQueries]
+	resource atomic.Pointer[resourceState]
 	ready    atomic.Bool
-	running  atomic.Bool
+	// readyBackends are the names of the backends whose discovery has answered once.
+	readyBackends sync.Map
+	running       atomic.Bool
 }
 
 var _ provider.MetricsProvider = (*Provider)(nil)
@@ -66,7 +68,8 @@ func New(cfg Config) (*Provider, error) {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	source := &ruleSource{path: cfg.RulesFile, mapper: cfg.Mapper, limits: rules.Limits{MaxQueryBytes: cfg.MaxQueryBytes}}
+	source := &ruleSource{path: cfg.RulesFile, mapper: cfg.Mapper, limits: rules.Limits{MaxQueryBytes: cfg.MaxQueryBytes},
+		prom: cfg.Prometheus, factory: cfg.Backends}
 	res, err := source.load(true)
 	if err != nil {
 		return nil, err
@@ -76,7 +79,6 @@ func New(cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	p := &Provider{
-		prom:     cfg.Prometheus,
 		mapper:   cfg.Mapper,
 		objects:  newObjectCache(cfg.Informers),
 		metrics:  m,
@@ -84,8 +86,9 @@ func New(cfg Config) (*Provider, error) {
 		clock:    clk,
 		reloadCh: cfg.Reload,
 		source:   source,
-		disc:     &discoverer{prom: cfg.Prometheus, mapper: cfg.Mapper, clock: clk, maxAge: cfg.SeriesMaxAge, metrics: m},
+		disc:     &discoverer{mapper: cfg.Mapper, clock: clk, maxAge: cfg.SeriesMaxAge, metrics: m},
 		rules:    res.set,
+		backends: res.backends,
 	}
 	if p.customQueries, err = newSharedQueries[objectSamples](clk, cfg.QueryCacheMaxAge, m.queryCounter(apiCustom)); err != nil {
 		return nil, err
@@ -94,7 +97,7 @@ func New(cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	p.snap.Store(emptySnapshot())
-	p.resource.Store(res.set.Resource)
+	p.storeResource(res)
 	return p, nil
 }
 
@@ -141,8 +144,13 @@ func (p *Provider) Run(ctx context.Context) error {
 // refresh runs one discovery pass with the current rules, publishes its snapshot and starts
 // the object informers of the resources it serves.
 func (p *Provider) refresh(ctx context.Context) {
-	snap := p.disc.discover(ctx, p.rules)
+	snap := p.disc.discover(ctx, p.rules, p.backends)
 	p.snap.Store(snap)
+	for name := range p.backends {
+		if snap.pending[name] == nil {
+			p.readyBackends.Store(name, true)
+		}
+	}
 	p.objects.prestart(servedResources(snap, p.mapper))
 	if snap.incomplete == nil && !p.ready.Swap(true) {
 		klog.FromContext(ctx).Info("First metrics discovery pass succeeded", "custom", len(snap.customList), "external", len(snap.externalList))
@@ -163,6 +171,36 @@ func (p *Provider) HealthChecker() healthz.HealthChecker {
 		}
 		return errDiscoveryIncomplete // between a complete pass and its ready flag
 	})
+}
+
+// BackendHealthCheckerPrefix starts the name of each backend's check (BackendHealthCheckers).
+const BackendHealthCheckerPrefix = "metrics-backend-"
+
+// BackendHealthCheckers returns one check per backend of the rules loaded at start, named
+// metrics-backend-<name>, so that /readyz?verbose says which backend is not ready (healthz
+// withholds the reasons): it passes once every series query of that backend has answered at
+// least once, and stays passed, as the metrics-discovery check does for all of them. A backend
+// down later fails only its own metrics (503 naming it). A backend a reload adds has no check.
+// Call it before Run.
+func (p *Provider) BackendHealthCheckers() []healthz.HealthChecker {
+	names := make([]string, 0, len(p.backends))
+	for name := range p.backends {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	checks := make([]healthz.HealthChecker, len(names))
+	for i, name := range names {
+		checks[i] = healthz.NamedCheck(BackendHealthCheckerPrefix+name, func(*http.Request) error {
+			if _, ok := p.readyBackends.Load(name); ok {
+				return nil
+			}
+			if err := p.snap.Load().pending[name]; err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: backend %s: no discovery pass has completed", errDiscoveryIncomplete, name)
+		})
+	}
+	return checks
 }
 
 // ObjectCachesHealthChecker returns the "metrics-object-caches" check: it passes once a
@@ -205,7 +243,16 @@ func servedResources(snap *snapshot, mapper apimeta.RESTMapper) []schema.GroupVe
 // ResourceQueries returns the resource-metric rules of the rules in force (reloads included),
 // or nil when the rule file has no resourceRules. It is safe for concurrent use.
 func (p *Provider) ResourceQueries() *rules.ResourceQueries {
-	return p.resource.Load()
+	return p.resource.Load().queries
+}
+
+// storeResource installs the resource-metric rules of res and their backend.
+func (p *Provider) storeResource(res loadResult) {
+	st := &resourceState{queries: res.set.Resource}
+	if st.queries != nil {
+		st.backend = res.backends[st.queries.Backend]
+	}
+	p.resource.Store(st)
 }
 
 // ListAllMetrics implements provider.CustomMetricsProvider. It returns the snapshot's prebuilt

@@ -11,6 +11,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 
+	"github.com/podpilot/podpilot/pkg/provider/prometheus"
 	"github.com/podpilot/podpilot/pkg/provider/rules"
 )
 
@@ -25,6 +26,9 @@ type ruleSource struct {
 	path   string
 	mapper rules.ResourceMapper
 	limits rules.Limits
+	// prom is the default backend's client; factory builds the others.
+	prom    prometheus.Client
+	factory BackendFactory
 	// seen is the hash of the content last read, good or bad, so that an unchanged file is
 	// neither recompiled nor reported again.
 	seen [sha256.Size]byte
@@ -36,6 +40,8 @@ type ruleSource struct {
 type loadResult struct {
 	// set is the compiled rule set; nil when the file is unchanged or bad.
 	set *rules.RuleSet
+	// backends are set's backends, default included.
+	backends backends
 	// unchanged is true when the content is the one last read (and force was not set).
 	unchanged bool
 }
@@ -51,7 +57,7 @@ func (s *ruleSource) load(force bool) (loadResult, error) {
 		if err != nil {
 			return loadResult{}, fmt.Errorf("compile default rules: %w", err)
 		}
-		return loadResult{set: set}, nil
+		return s.withBackends(set, "default rules")
 	}
 	data, err := os.ReadFile(s.path)
 	if err != nil {
@@ -75,7 +81,17 @@ func (s *ruleSource) load(force bool) (loadResult, error) {
 	if err != nil {
 		return loadResult{}, fmt.Errorf("compile rule file %s: %w", s.path, err)
 	}
-	return loadResult{set: set}, nil
+	return s.withBackends(set, "rule file "+s.path)
+}
+
+// withBackends builds the backends of set: a backend that cannot be built (a header file that
+// cannot be read) makes the whole rule file bad.
+func (s *ruleSource) withBackends(set *rules.RuleSet, what string) (loadResult, error) {
+	b, err := buildBackends(s.prom, set, s.factory)
+	if err != nil {
+		return loadResult{}, fmt.Errorf("%s: %w", what, err)
+	}
+	return loadResult{set: set, backends: b}, nil
 }
 
 // reload re-reads the rule file and, when it holds new good rules, installs them for the next
@@ -93,8 +109,8 @@ func (p *Provider) reload(ctx context.Context, trigger string) bool {
 	if res.unchanged || res.set == nil {
 		return false
 	}
-	p.rules = res.set
-	p.resource.Store(res.set.Resource)
+	p.rules, p.backends = res.set, res.backends
+	p.storeResource(res)
 	p.metrics.reloads.WithLabelValues(trigger, resultSuccess).Inc()
 	logger.Info("Loaded new rules", "file", p.source.path, "trigger", trigger,
 		"customRules", len(res.set.Custom), "externalRules", len(res.set.External))

@@ -42,7 +42,7 @@ func (f FreshReads) ResourceHistory(ctx context.Context, req HistoryRequest) ([]
 		}
 		return nil, statusError(what, err)
 	}
-	return f.p.history(ctx, what, q, req, keep)
+	return f.p.history(ctx, f.p.ResourceClient(), what, q, req, keep)
 }
 
 // resourceHistoryQuery renders ResourceHistory's query for req from the resource rules rq (nil:

@@ -23,7 +23,7 @@ import (
 // servedCounts counts sharedQueries' answers by what served them.
 type servedCounts struct{ prometheus, inFlight, cache atomic.Int32 }
 
-func (c *servedCounts) count(servedBy string) {
+func (c *servedCounts) count(_, servedBy string) {
 	switch servedBy {
 	case servedByPrometheus:
 		c.prometheus.Add(1)
@@ -49,7 +49,7 @@ func TestConcurrentIdenticalRequestsShareOneQuery(t *testing.T) {
 	got := make([]int, n)
 	errs := make([]error, n)
 	for i := range n {
-		wg.Go(func() { got[i], errs[i] = c.get(t.Context(), "q", true, fetch) })
+		wg.Go(func() { got[i], errs[i] = c.get(t.Context(), "default", "q", true, fetch) })
 	}
 	err := wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return counts.prometheus.Load()+counts.inFlight.Load() == n, nil
@@ -87,12 +87,12 @@ func TestAnswersAreReusedOnlyUntilMaxAge(t *testing.T) {
 	}
 	for _, step := range steps {
 		clk.Step(step.advance)
-		got, err := c.get(t.Context(), "q", true, fetch)
+		got, err := c.get(t.Context(), "default", "q", true, fetch)
 		if err != nil || got != step.want {
 			t.Fatalf("after %s: get = %d, %v; want answer %d", clk.Since(testNow), got, err, step.want)
 		}
 	}
-	if v, err := c.get(t.Context(), "other", true, fetch); err != nil || v != 3 {
+	if v, err := c.get(t.Context(), "default", "other", true, fetch); err != nil || v != 3 {
 		t.Errorf("another key = %d, %v; want its own query", v, err)
 	}
 }
@@ -108,11 +108,11 @@ func TestErrorsAreNotKeptBeyondTheCallInFlight(t *testing.T) {
 		}
 		return 7, nil
 	}
-	if _, err := c.get(t.Context(), "q", true, fetch); !errors.Is(err, errDown) {
+	if _, err := c.get(t.Context(), "default", "q", true, fetch); !errors.Is(err, errDown) {
 		t.Fatalf("first get = %v, want the error", err)
 	}
 	fail = false
-	if got, err := c.get(t.Context(), "q", true, fetch); err != nil || got != 7 {
+	if got, err := c.get(t.Context(), "default", "q", true, fetch); err != nil || got != 7 {
 		t.Fatalf("get after a failure = %d, %v; want a new query's answer", got, err)
 	}
 	if counts.prometheus.Load() != 2 || counts.cache.Load() != 0 {
@@ -124,7 +124,7 @@ func TestZeroMaxAgeSendsEveryQuery(t *testing.T) {
 	var counts servedCounts
 	c := mustShareQueries[int](t, testingclock.NewFakeClock(testNow), 0, counts.count)
 	for range 3 {
-		if _, err := c.get(t.Context(), "q", true, func(context.Context) (int, error) { return 1, nil }); err != nil {
+		if _, err := c.get(t.Context(), "default", "q", true, func(context.Context) (int, error) { return 1, nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -143,11 +143,11 @@ func TestAWaiterWhoseContextEndsStopsWaitingWithoutFailingOthers(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := c.get(ctx, "q", true, fetch); !errors.Is(err, context.Canceled) {
+	if _, err := c.get(ctx, "default", "q", true, fetch); !errors.Is(err, context.Canceled) {
 		t.Fatalf("canceled get = %v, want context.Canceled", err)
 	}
 	close(release)
-	if got, err := c.get(t.Context(), "q", true, fetch); err != nil || got != 1 {
+	if got, err := c.get(t.Context(), "default", "q", true, fetch); err != nil || got != 1 {
 		t.Errorf("next get = %d, %v; want the shared answer", got, err)
 	}
 }
@@ -187,7 +187,7 @@ func TestRequestsWithDifferentSelectorsShareTheNamespaceQuery(t *testing.T) {
 	if len(prom.queries) != 1 || !strings.Contains(prom.queries[0], `pod!=""`) {
 		t.Errorf("queries = %q, want one whole-namespace query", prom.queries)
 	}
-	if got := counterValue(t, p.metrics.queryRequests, apiCustom, servedByCache); got != 2 {
+	if got := counterValue(t, p.metrics.queryRequests, apiCustom, "default", servedByCache); got != 2 {
 		t.Errorf("requests served from the cache = %v, want 2", got)
 	}
 }
@@ -197,13 +197,13 @@ func TestFreshReadsShareInFlightQueriesButNeverReuseAnswers(t *testing.T) {
 	c := mustShareQueries[int](t, testingclock.NewFakeClock(testNow), time.Minute, counts.count)
 	var calls atomic.Int32
 	fetch := func(context.Context) (int, error) { return int(calls.Add(1)), nil }
-	if got, _ := c.get(t.Context(), "q", false, fetch); got != 1 {
+	if got, _ := c.get(t.Context(), "default", "q", false, fetch); got != 1 {
 		t.Fatalf("fresh read = %d, want 1", got)
 	}
-	if got, _ := c.get(t.Context(), "q", false, fetch); got != 2 {
+	if got, _ := c.get(t.Context(), "default", "q", false, fetch); got != 2 {
 		t.Errorf("second fresh read = %d, want a new query", got)
 	}
-	if got, _ := c.get(t.Context(), "q", true, fetch); got != 2 {
+	if got, _ := c.get(t.Context(), "default", "q", true, fetch); got != 2 {
 		t.Errorf("reusing read = %d, want the fresh read's answer", got)
 	}
 }
@@ -259,7 +259,7 @@ func TestASharedQueryPrometheusRejectsIsAskedAgainByName(t *testing.T) {
 	}
 }
 
-func mustShareQueries[V any](t *testing.T, clk clock.PassiveClock, maxAge time.Duration, count func(string)) *sharedQueries[V] {
+func mustShareQueries[V any](t *testing.T, clk clock.PassiveClock, maxAge time.Duration, count func(string, string)) *sharedQueries[V] {
 	t.Helper()
 	c, err := newSharedQueries[V](clk, maxAge, count)
 	if err != nil {

@@ -31,15 +31,22 @@ type transport struct {
 	bufs sync.Pool // *[]byte scanner buffers
 }
 
+// setTenant sets req's TenantHeader to tenant, or leaves it unset when tenant is empty.
+func setTenant(req *http.Request, tenant string) {
+	if tenant != "" {
+		req.Header.Set(TenantHeader, tenant)
+	}
+}
+
 // do sends a call to endpoint ep and returns a response whose body is a Prometheus API answer:
 // success, or a Prometheus API error (HTTP 400 or 422). Any other status becomes a
 // *statusError. A POST answered with 403, 405 or 501 is sent again as a GET, as client_golang's
 // v1 API does.
-func (t *transport) do(ctx context.Context, ep string, args url.Values) (*http.Response, error) {
+func (t *transport) do(ctx context.Context, tenant, ep string, args url.Values) (*http.Response, error) {
 	u := t.api.URL(ep, nil)
 	form := args.Encode()
 	if !t.get {
-		resp, err := t.send(ctx, http.MethodPost, u, form)
+		resp, err := t.send(ctx, tenant, http.MethodPost, u, form)
 		if err != nil {
 			return nil, err
 		}
@@ -50,15 +57,16 @@ func (t *transport) do(ctx context.Context, ep string, args url.Values) (*http.R
 			return checkStatus(resp)
 		}
 	}
-	resp, err := t.send(ctx, http.MethodGet, u, form)
+	resp, err := t.send(ctx, tenant, http.MethodGet, u, form)
 	if err != nil {
 		return nil, err
 	}
 	return checkStatus(resp)
 }
 
-// send sends one request: the form in the body of a POST, in the URL of a GET.
-func (t *transport) send(ctx context.Context, method string, u *url.URL, form string) (*http.Response, error) {
+// send sends one request: the form in the body of a POST, in the URL of a GET, and the tenant
+// (if any) in TenantHeader.
+func (t *transport) send(ctx context.Context, tenant, method string, u *url.URL, form string) (*http.Response, error) {
 	var body io.Reader
 	if method == http.MethodGet {
 		get := *u
@@ -71,6 +79,7 @@ func (t *transport) send(ctx context.Context, method string, u *url.URL, form st
 	if err != nil {
 		return nil, fmt.Errorf("build %s request for %s: %w", method, u.Path, err)
 	}
+	setTenant(req, tenant)
 	if method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header["Idempotency-Key"] = nil // lets the transport retry on a broken connection

@@ -36,8 +36,12 @@ type Client interface {
 	QueryRange(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, error)
 }
 
-// Config is everything New needs; build it with Options.Config.
+// Config is everything New needs; build it with Options.Config (the default backend) or
+// Config.ForEndpoint (a rule file's backend).
 type Config struct {
+	// Backend names the backend in errors and in the backend label of Metrics; empty is the
+	// backend of --prometheus-url, "default" in metrics and unnamed in errors.
+	Backend string
 	// Address is the base URL of the Prometheus HTTP API, path prefix included.
 	Address string
 	// Timeout bounds every call, as a context deadline; it is also sent to
@@ -66,6 +70,8 @@ const (
 const partialResponse = "partial_response"
 
 type client struct {
+	backend          string
+	tenant           string
 	transport        *transport
 	timeout          time.Duration
 	warningsAsErrors bool
@@ -73,10 +79,40 @@ type client struct {
 	metrics          *Metrics
 }
 
-var _ Client = (*client)(nil)
+var _ TenantClient = (*client)(nil)
+
+// TenantHeader is the request header that names the tenant, as Mimir, Cortex and a Thanos
+// receiver read it.
+const TenantHeader = "X-Scope-OrgID"
+
+// TenantClient is a Client whose calls can carry a tenant.
+type TenantClient interface {
+	Client
+	// WithTenant returns a Client whose every call carries the header X-Scope-OrgID: tenant
+	// (none when tenant is empty); it shares c's connections.
+	WithTenant(tenant string) Client
+}
+
+// WithTenant implements TenantClient.
+func (c *client) WithTenant(tenant string) Client {
+	cp := *c
+	cp.tenant = tenant
+	return &cp
+}
+
+// defaultBackend names a Config without Backend in metrics; its errors name no backend.
+const defaultBackend = "default"
+
+// backendLabel is the backend label of c's metrics.
+func (c *client) backendLabel() string {
+	if c.backend == "" {
+		return defaultBackend
+	}
+	return c.backend
+}
 
 // New returns a Client for cfg. m may be nil.
-func New(cfg *Config, m *Metrics) (Client, error) {
+func New(cfg *Config, m *Metrics) (TenantClient, error) {
 	if cfg.Timeout <= 0 {
 		return nil, fmt.Errorf("prometheus client for %s: timeout must be positive, got %s", cfg.Address, cfg.Timeout)
 	}
@@ -96,6 +132,7 @@ func New(cfg *Config, m *Metrics) (Client, error) {
 		clk = clock.RealClock{}
 	}
 	return &client{
+		backend:          cfg.Backend,
 		transport:        &transport{api: apiClient, http: httpClient, get: cfg.Method == http.MethodGet},
 		timeout:          cfg.Timeout,
 		warningsAsErrors: cfg.WarningsAsErrors,
@@ -129,7 +166,7 @@ func (c *client) query(ctx context.Context, query string, at time.Time, sink sam
 		if !at.IsZero() {
 			args.Set("time", formatTime(at))
 		}
-		resp, err := c.transport.do(ctx, "/api/v1/query", args)
+		resp, err := c.transport.do(ctx, c.tenant, "/api/v1/query", args)
 		if err != nil {
 			return envelope{}, err
 		}
@@ -156,7 +193,7 @@ func (c *client) Series(ctx context.Context, matchers []string, start, end time.
 		if !end.IsZero() {
 			args.Set("end", formatTime(end))
 		}
-		resp, err := c.transport.do(ctx, "/api/v1/series", args)
+		resp, err := c.transport.do(ctx, c.tenant, "/api/v1/series", args)
 		if err != nil {
 			return envelope{}, err
 		}
@@ -174,8 +211,8 @@ func formatTime(t time.Time) string {
 }
 
 // call runs fn under the timeout, logs what Prometheus noted about the query, makes an answer
-// with warnings a failed call if so configured, records metrics and wraps any error with op,
-// subject and a sentinel.
+// with warnings a failed call if so configured, records metrics and wraps any error with the
+// backend, op, subject and a sentinel.
 func (c *client) call(ctx context.Context, op, subject string, fn func(context.Context) (envelope, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
@@ -183,13 +220,16 @@ func (c *client) call(ctx context.Context, op, subject string, fn func(context.C
 	env, err := fn(ctx)
 	logAnnotations(ctx, op, subject, env.warnings, env.infos)
 	if err == nil && len(env.warnings) > 0 {
-		c.metrics.warned(op)
+		c.metrics.warned(c.backendLabel(), op)
 		if c.warningsAsErrors {
 			err = partialError(env.warnings)
 		}
 	}
 	outcome, err := classify(op, subject, err)
-	c.metrics.observe(op, outcome, c.clock.Since(start))
+	c.metrics.observe(c.backendLabel(), op, outcome, c.clock.Since(start))
+	if err != nil && c.backend != "" {
+		return fmt.Errorf("backend %s: %w", c.backend, err)
+	}
 	return err
 }
 

@@ -410,12 +410,12 @@ func TestPartialAnswersAreFailures(t *testing.T) {
 				want := fmt.Sprintf(`
 # HELP podpilot_prometheus_client_answers_with_warnings_total %s
 # TYPE podpilot_prometheus_client_answers_with_warnings_total counter
-podpilot_prometheus_client_answers_with_warnings_total{operation=%q} 1
+podpilot_prometheus_client_answers_with_warnings_total{backend="default",operation=%q} 1
 `, m.warnings.Help, op)
 				if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "podpilot_prometheus_client_answers_with_warnings_total"); err != nil {
 					t.Error(err)
 				}
-				partial, _ := testutil.GetCounterMetricValue(m.errors.WithLabelValues(op, outcomePartial))
+				partial, _ := testutil.GetCounterMetricValue(m.errors.WithLabelValues("default", op, outcomePartial))
 				if wantPartial := map[bool]float64{true: 1}[tc.wantErr]; partial != wantPartial {
 					t.Errorf("request_errors_total{outcome=partial} = %g, want %g", partial, wantPartial)
 				}

@@ -43,10 +43,10 @@ func TestMetricsCountCallsByOperationAndOutcome(t *testing.T) {
 	_, _ = c.Series(t.Context(), []string{"up"}, time.Time{}, time.Time{})
 
 	want := `
-# HELP podpilot_prometheus_client_request_errors_total [ALPHA] Failed calls to the Prometheus HTTP API, by operation and outcome.
+# HELP podpilot_prometheus_client_request_errors_total [ALPHA] Failed calls to the Prometheus HTTP API, by backend, operation and outcome.
 # TYPE podpilot_prometheus_client_request_errors_total counter
-podpilot_prometheus_client_request_errors_total{operation="query",outcome="bad_query"} 1
-podpilot_prometheus_client_request_errors_total{operation="query",outcome="unavailable"} 1
+podpilot_prometheus_client_request_errors_total{backend="default",operation="query",outcome="bad_query"} 1
+podpilot_prometheus_client_request_errors_total{backend="default",operation="query",outcome="unavailable"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "podpilot_prometheus_client_request_errors_total"); err != nil {
 		t.Error(err)

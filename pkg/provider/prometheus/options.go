@@ -275,3 +275,53 @@ func (o *Options) Config() (*Config, error) {
 		Clock:            clock.RealClock{},
 	}, nil
 }
+
+// Endpoint is a backend besides the default one, as a rule file describes it: what differs
+// from the default backend's Config.
+type Endpoint struct {
+	// Name names the backend in errors and metrics.
+	Name string
+	// URL is the base URL of its Prometheus HTTP API, path prefix included.
+	URL string
+	// HeaderFiles are extra headers, name to the file holding the value, re-read on every
+	// request.
+	HeaderFiles map[string]string
+	// BearerTokenFile holds a bearer token, re-read on every request.
+	BearerTokenFile string
+	// Timeout bounds every call; 0 keeps the default backend's.
+	Timeout time.Duration
+	// CAFile verifies the server certificate.
+	CAFile string
+	// InsecureSkipVerify disables verification of the server certificate.
+	InsecureSkipVerify bool
+}
+
+// ForEndpoint returns the Config of the backend e: c's method, warnings policy and clock, e's
+// URL, TLS, bearer token, headers and timeout (c's when e has none). None of c's credentials (bearer token,
+// basic auth, client certificate, headers) goes to e. Header files must be readable now.
+func (c *Config) ForEndpoint(e Endpoint) (*Config, error) {
+	hc := commoncfg.DefaultHTTPClientConfig
+	hc.TLSConfig = commoncfg.TLSConfig{CAFile: e.CAFile, InsecureSkipVerify: e.InsecureSkipVerify}
+	if len(e.HeaderFiles) > 0 {
+		hc.HTTPHeaders = &commoncfg.Headers{Headers: map[string]commoncfg.Header{}}
+		for name, file := range e.HeaderFiles {
+			var h commoncfg.Header
+			if err := addHeaderFile(&h, file); err != nil {
+				return nil, fmt.Errorf("backend %s: header %s: %w", e.Name, name, err)
+			}
+			hc.HTTPHeaders.Headers[http.CanonicalHeaderKey(name)] = h
+		}
+	}
+	if e.BearerTokenFile != "" {
+		hc.Authorization = &commoncfg.Authorization{Type: "Bearer", CredentialsFile: e.BearerTokenFile}
+	}
+	if err := hc.Validate(); err != nil {
+		return nil, fmt.Errorf("backend %s: http client config: %w", e.Name, err)
+	}
+	out := *c
+	out.Backend, out.Address, out.HTTP = e.Name, e.URL, hc
+	if e.Timeout > 0 {
+		out.Timeout = e.Timeout
+	}
+	return &out, nil
+}

@@ -30,7 +30,7 @@ func (c *client) QueryRange(ctx context.Context, query string, start, end time.T
 		if step <= 0 || end.Before(start) || end.Sub(start)/step >= MaxRangePoints {
 			return envelope{}, fmt.Errorf("%w: range %s to %s at %s", ErrBadQuery, formatTime(start), formatTime(end), step)
 		}
-		v, warnings, _, err := v1.NewAPI(rangeClient{c.transport.api}).QueryRange(ctx, query, v1.Range{Start: start, End: end, Step: step}, v1.WithTimeout(c.timeout))
+		v, warnings, _, err := v1.NewAPI(rangeClient{Client: c.transport.api, tenant: c.tenant}).QueryRange(ctx, query, v1.Range{Start: start, End: end, Step: step}, v1.WithTimeout(c.timeout))
 		env := envelope{warnings: warnings}
 		if err != nil {
 			return env, err
@@ -50,13 +50,17 @@ func (c *client) QueryRange(ctx context.Context, query string, start, end time.T
 // QueryRange has no option for it, and a history with a store missing is not the history. And an
 // answer that is no Prometheus API answer (a proxy's 429, a 5xx) is the *statusError transport.do
 // makes of it, so that errors are classified alike for every operation.
-type rangeClient struct{ api.Client }
+type rangeClient struct {
+	api.Client
+	tenant string
+}
 
 // Do implements api.Client.
 func (c rangeClient) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
 	if err := withPartialResponseOff(req); err != nil {
 		return nil, nil, err
 	}
+	setTenant(req, c.tenant)
 	resp, body, err := c.Client.Do(ctx, req)
 	if err != nil || isAPIStatus(resp.StatusCode) {
 		return resp, body, err

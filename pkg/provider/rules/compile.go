@@ -16,6 +16,8 @@ type RuleSet struct {
 	External []*Rule
 	// Resource holds the resource-metric rules; nil when the file has none.
 	Resource *ResourceQueries
+	// Backends are the rule file's backends besides DefaultBackend, as written.
+	Backends []Backend
 }
 
 // ResourceQueries holds the compiled CPU and memory rules and their window.
@@ -26,6 +28,8 @@ type ResourceQueries struct {
 	Memory *ResourceQuery
 	// Window is the window reported with every sample.
 	Window time.Duration
+	// Backend names the backend both rules read: DefaultBackend or one of RuleSet.Backends.
+	Backend string
 }
 
 // DefaultMaxQueryBytes is the default of Limits.MaxQueryBytes: 15 KiB, 1 KiB below
@@ -66,7 +70,7 @@ func Compile(cfg *Config, mapper ResourceMapper, limits Limits) (*RuleSet, error
 		return nil, fmt.Errorf("invalid rule file: %w", errs.ToAggregate())
 	}
 	var errs field.ErrorList
-	set := &RuleSet{}
+	set := &RuleSet{Backends: cfg.Backends}
 	for i, rc := range cfg.Rules {
 		r, err := compileRule(rc, mapper, false, limits)
 		if err != nil {
@@ -84,7 +88,7 @@ func Compile(cfg *Config, mapper ResourceMapper, limits Limits) (*RuleSet, error
 		set.External = append(set.External, r)
 	}
 	if rr := cfg.ResourceRules; rr != nil {
-		set.Resource = &ResourceQueries{Window: time.Duration(rr.Window)}
+		set.Resource = &ResourceQueries{Window: time.Duration(rr.Window), Backend: backendOf(rr.Backend)}
 		var err error
 		path := field.NewPath("resourceRules")
 		if set.Resource.CPU, err = compileResourceRule(rr.CPU, mapper, limits); err != nil {

@@ -18,6 +18,9 @@ type Config struct {
 	ExternalRules []DiscoveryRule `json:"externalRules,omitempty"`
 	// ResourceRules, when set, serve CPU and memory as the resource metrics API (metrics.k8s.io).
 	ResourceRules *ResourceRules `json:"resourceRules,omitempty"`
+	// Backends are PromQL backends besides the default one (--prometheus-url), which rules
+	// name in their backend field. podpilot's addition; prometheus-adapter has one backend.
+	Backends []Backend `json:"backends,omitempty"`
 }
 
 // DiscoveryRule describes how to find series (seriesQuery, seriesFilters), which Kubernetes
@@ -35,6 +38,9 @@ type DiscoveryRule struct {
 	Name NameMapping `json:"name,omitempty"`
 	// MetricsQuery is a Go text/template with `<<` and `>>` delimiters over QueryArgs.
 	MetricsQuery string `json:"metricsQuery,omitempty"`
+	// Backend names the backend (Config.Backends) whose series the rule discovers and queries;
+	// empty means DefaultBackend. podpilot's addition.
+	Backend string `json:"backend,omitempty"`
 }
 
 // RegexFilter matches a series name positively (Is) or negatively (IsNot); exactly one is set.
@@ -86,6 +92,10 @@ type ResourceRules struct {
 	// Window is the window reported by the resource metrics API; it should match the range used
 	// by rate() in the queries.
 	Window pmodel.Duration `json:"window"`
+	// Backend names the backend (Config.Backends) of both rules; empty means DefaultBackend. It
+	// may not be a backend with tenantFromNamespace: metrics.k8s.io lists pods of every
+	// namespace in one query, and nodes have no namespace. podpilot's addition.
+	Backend string `json:"backend,omitempty"`
 }
 
 // ResourceRule describes how one system resource is queried for containers and nodes.

@@ -50,6 +50,7 @@ type Rule struct {
 	query       *compiledQuery
 	external    bool
 	namespaced  bool
+	backend     string
 }
 
 type nameFilter struct {
@@ -60,6 +61,10 @@ type nameFilter struct {
 // SeriesQuery returns the rule's Prometheus series selector, for /api/v1/series discovery;
 // rules sharing a selector can share one discovery call.
 func (r *Rule) SeriesQuery() string { return r.seriesQuery }
+
+// Backend names the backend whose series the rule discovers and queries: DefaultBackend or one
+// of RuleSet.Backends.
+func (r *Rule) Backend() string { return r.backend }
 
 // External reports whether the rule serves external metrics.
 func (r *Rule) External() bool { return r.external }
@@ -121,7 +126,7 @@ func compileRule(cfg DiscoveryRule, mapper ResourceMapper, external bool, limits
 	if err != nil {
 		return nil, fmt.Errorf("seriesQuery: %w", err)
 	}
-	r := &Rule{seriesQuery: cfg.SeriesQuery, selector: sel, external: external, namespaced: true}
+	r := &Rule{seriesQuery: cfg.SeriesQuery, selector: sel, external: external, namespaced: true, backend: backendOf(cfg.Backend)}
 	if cfg.Resources.Namespaced != nil {
 		r.namespaced = *cfg.Resources.Namespaced
 	}

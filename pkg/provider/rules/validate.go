@@ -10,15 +10,25 @@ import (
 // Validate checks everything that does not need a ResourceMapper and returns every error, each
 // naming its field path, e.g. `rules[2].name.matches: Invalid value: "(": error parsing regexp…`.
 func (c *Config) Validate() field.ErrorList {
-	var errs field.ErrorList
+	backends, errs := validateBackends(c.Backends, field.NewPath("backends"))
 	for i, r := range c.Rules {
-		errs = append(errs, validateRule(r, field.NewPath("rules").Index(i))...)
+		p := field.NewPath("rules").Index(i)
+		errs = append(errs, validateRule(r, p)...)
+		errs = append(errs, validateBackendRef(r.Backend, backends, p.Child("backend"))...)
 	}
 	for i, r := range c.ExternalRules {
-		errs = append(errs, validateRule(r, field.NewPath("externalRules").Index(i))...)
+		p := field.NewPath("externalRules").Index(i)
+		errs = append(errs, validateRule(r, p)...)
+		errs = append(errs, validateBackendRef(r.Backend, backends, p.Child("backend"))...)
 	}
-	if c.ResourceRules != nil {
-		errs = append(errs, validateResourceRules(c.ResourceRules, field.NewPath("resourceRules"))...)
+	if rr := c.ResourceRules; rr != nil {
+		p := field.NewPath("resourceRules")
+		errs = append(errs, validateResourceRules(rr, p)...)
+		errs = append(errs, validateBackendRef(rr.Backend, backends, p.Child("backend"))...)
+		if backends[rr.Backend].TenantFromNamespace {
+			errs = append(errs, field.Invalid(p.Child("backend"), rr.Backend,
+				"a backend with tenantFromNamespace cannot serve metrics.k8s.io: it lists the pods of every namespace in one query, and nodes have no namespace"))
+		}
 	}
 	return errs
 }
