@@ -128,17 +128,7 @@ func TestLoadErrors(t *testing.T) {
 		},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load([]byte(tc.yaml))
-			if err == nil {
-				t.Fatal("Load succeeded, want an error")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkLoadFails(t, tc.yaml, tc.want) })
 	}
 }
 
@@ -161,5 +151,19 @@ func TestValidateReturnsEveryErrorWithItsPath(t *testing.T) {
 	want := []string{"rules[1].name.matches", "rules[1].metricsQuery"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("error fields (-want +got):\n%s", diff)
+	}
+}
+
+// checkLoadFails checks that Load refuses yaml with an error containing each of want.
+func checkLoadFails(t *testing.T, yaml string, want []string) {
+	t.Helper()
+	_, err := Load([]byte(yaml))
+	if err == nil {
+		t.Fatal("Load succeeded, want an error")
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
 	}
 }
