@@ -17,7 +17,7 @@ mod=github.com/podpilot/podpilot
 
 deps() { go list -deps -f '{{.ImportPath}}' "$@"; }
 
-for pkg in ./pkg/autoscaler/replicas ./pkg/autoscaler/normalize ./pkg/autoscaler/decision ./pkg/autoscaler/forecast ./pkg/autoscaler/calendar ./pkg/autoscaler/hpaconv; do
+for pkg in ./pkg/autoscaler/replicas ./pkg/autoscaler/normalize ./pkg/autoscaler/decision ./pkg/autoscaler/forecast ./pkg/autoscaler/calendar ./pkg/autoscaler/hpaconv ./pkg/autoscaler/shard; do
   bad=$(deps "$pkg" | grep -E '^(k8s\.io/client-go|k8s\.io/apiserver|k8s\.io/kubernetes|github\.com/prometheus/|sigs\.k8s\.io/custom-metrics-apiserver)' || true)
   [[ -z $bad ]] || fail "$pkg (pure) imports: $(echo $bad)"
   if grep -n 'time\.Now()' "$pkg"/*.go | grep -v _test.go | grep -v '^\S*doc.go' >/dev/null; then
