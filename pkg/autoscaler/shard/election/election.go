@@ -45,8 +45,6 @@ type Config struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// Clock tells whether a listed Lease has expired; nil means the real clock.
 	Clock clock.PassiveClock
-	// Owner is told about buckets gained and lost.
-	Owner Owner
 }
 
 // Shards holds this replica's share of the buckets (see package shard). A replica first holds
@@ -55,6 +53,7 @@ type Config struct {
 // replica that returns.
 type Shards struct {
 	cfg              Config
+	owner            Owner
 	mu               sync.Mutex
 	buckets, members []*slot
 	campaigns        sync.WaitGroup
@@ -80,9 +79,9 @@ type term struct {
 
 // New returns the Shards of cfg.
 func New(cfg Config) (*Shards, error) {
-	if cfg.Client == nil || cfg.Owner == nil || cfg.Name == "" || cfg.Identity == "" || cfg.Shards < 2 ||
+	if cfg.Client == nil || cfg.Name == "" || cfg.Identity == "" || cfg.Shards < 2 ||
 		cfg.RetryPeriod <= 0 || cfg.RenewDeadline <= 0 || cfg.LeaseDuration <= cfg.RenewDeadline {
-		return nil, fmt.Errorf("client, owner, name, identity, at least 2 shards and valid timings are required: %w", ErrInvalidConfig)
+		return nil, fmt.Errorf("client, name, identity, at least 2 shards and valid timings are required: %w", ErrInvalidConfig)
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -120,9 +119,16 @@ func (s *Shards) Held() []int {
 	return held(s.buckets)
 }
 
-// Run plans every RetryPeriod until ctx is done, then stops the rounds of every bucket held,
-// forgets them and releases the Leases, and returns once every campaign has ended.
-func (s *Shards) Run(ctx context.Context) error {
+// Run plans every RetryPeriod until ctx is done, telling owner about the buckets gained and
+// lost, then stops the rounds of every bucket held, forgets them and releases the Leases, and
+// returns once every campaign has ended. Call it once.
+func (s *Shards) Run(ctx context.Context, owner Owner) error {
+	if owner == nil {
+		return fmt.Errorf("an owner is required: %w", ErrInvalidConfig)
+	}
+	s.mu.Lock()
+	s.owner = owner
+	s.mu.Unlock()
 	base := context.WithoutCancel(ctx) // campaigns outlive ctx: a term stops its rounds before its Lease is released
 	wait.UntilWithContext(ctx, func(ctx context.Context) { s.step(ctx, base) }, s.cfg.RetryPeriod)
 	s.mu.Lock()
@@ -156,7 +162,7 @@ func (s *Shards) step(ctx context.Context, base context.Context) {
 	if len(held(s.members)) > 0 {
 		want = shard.FairShare(s.cfg.Shards, max(shard.Live(members, now), 1))
 	}
-	s.apply(base, s.buckets, s.cfg.Owner, shard.Plan(shard.Pool{Leases: buckets, Self: s.cfg.Identity,
+	s.apply(base, s.buckets, s.owner, shard.Plan(shard.Pool{Leases: buckets, Self: s.cfg.Identity,
 		Held: held(s.buckets), Trying: trying(s.buckets), Want: want, Start: start}, now))
 }
 

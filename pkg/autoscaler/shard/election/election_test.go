@@ -49,10 +49,10 @@ func (o *owner) forgotten(k cache.ObjectName) bool {
 	return slices.Contains(o.forgot, k)
 }
 
-func newShards(t *testing.T, client *kubefake.Clientset, id string, o *owner) *Shards {
+func newShards(t *testing.T, client *kubefake.Clientset, id string) *Shards {
 	t.Helper()
 	s, err := New(Config{Client: client.CoordinationV1(), Namespace: "podpilot-system", Name: "podpilot", Shards: 6,
-		Identity: id, LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 100 * time.Millisecond, Owner: o})
+		Identity: id, LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,12 +66,12 @@ type replica struct {
 	err  error
 }
 
-func start(t *testing.T, s *Shards) *replica {
+func start(t *testing.T, s *Shards, o *owner) *replica {
 	ctx, stop := context.WithCancel(t.Context())
 	r := &replica{s: s, stop: stop, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		r.err = s.Run(ctx)
+		r.err = s.Run(ctx, o)
 	}()
 	t.Cleanup(func() { stop(); <-r.done })
 	return r
@@ -107,8 +107,8 @@ func spread(rs []*replica, want ...int) bool {
 func TestBucketsSpreadOverReplicasAndMoveBackWhenOneReturns(t *testing.T) {
 	client := kubefake.NewClientset()
 	o := &owner{}
-	a, b := start(t, newShards(t, client, "a", o)), start(t, newShards(t, client, "b", o))
-	c := start(t, newShards(t, client, "c", o))
+	a, b := start(t, newShards(t, client, "a"), o), start(t, newShards(t, client, "b"), o)
+	c := start(t, newShards(t, client, "c"), o)
 	waitFor(t, "six buckets spread 2/2/2 over three replicas", func() bool { return spread([]*replica{a, b, c}, 2, 2, 2) })
 
 	// c stops: it releases its buckets and member slot, and the two others take a fair share of three.
@@ -119,7 +119,7 @@ func TestBucketsSpreadOverReplicasAndMoveBackWhenOneReturns(t *testing.T) {
 	waitFor(t, "3/3 over the two replicas left", func() bool { return spread([]*replica{a, b}, 3, 3) })
 
 	// c comes back (a new process, a new identity): a and b release one each above their share.
-	c2 := start(t, newShards(t, client, "c2", o))
+	c2 := start(t, newShards(t, client, "c2"), o)
 	waitFor(t, "2/2/2 again", func() bool { return spread([]*replica{a, b, c2}, 2, 2, 2) })
 }
 
@@ -138,7 +138,7 @@ func TestALostBucketStopsItsRoundsBeforeItIsForgotten(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	r := start(t, newShards(t, client, "a", o))
+	r := start(t, newShards(t, client, "a"), o)
 	var round context.Context
 	var done func()
 	waitFor(t, "the key's bucket held", func() bool {
@@ -167,7 +167,7 @@ func TestShutdownStopsRoundsBeforeReleasingTheLeases(t *testing.T) {
 	client := kubefake.NewClientset()
 	key := cache.ObjectName{Namespace: "default", Name: "web"}
 	o := &owner{keys: []cache.ObjectName{key}}
-	r := start(t, newShards(t, client, "a", o))
+	r := start(t, newShards(t, client, "a"), o)
 	var done func()
 	waitFor(t, "the key's bucket held", func() bool {
 		var ok bool
@@ -209,7 +209,7 @@ func holder(t *testing.T, client *kubefake.Clientset, name string) string {
 func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 	client := kubefake.NewClientset()
 	good := Config{Client: client.CoordinationV1(), Namespace: "ns", Name: "podpilot", Shards: 2, Identity: "a",
-		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, Owner: &owner{}}
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
 	cases := []struct {
 		name   string
 		change func(*Config)
@@ -217,7 +217,7 @@ func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 		{"one shard is the single Lease, not a shard election", func(c *Config) { c.Shards = 1 }},
 		{"an identity is required", func(c *Config) { c.Identity = "" }},
 		{"the renew deadline must be shorter than the lease", func(c *Config) { c.RenewDeadline = c.LeaseDuration }},
-		{"an owner is required", func(c *Config) { c.Owner = nil }},
+		{"a name is required", func(c *Config) { c.Name = "" }},
 	}
 	if _, err := New(good); err != nil {
 		t.Fatalf("New(good) = %v", err)
