@@ -45,7 +45,7 @@ func ownership(s *election.Shards) controller.Ownership {
 // or the controller failed), the other is stopped: the shards stop each bucket's rounds, forget
 // them and release the Leases.
 func (a *autoscaler) runSharded(ctx context.Context) error {
-	klog.FromContext(ctx).Info("Running the autoscaler on this replica's buckets")
+	klog.FromContext(ctx).Info("Running the autoscaler on this replica's buckets", "identity", a.shards.Identity())
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup

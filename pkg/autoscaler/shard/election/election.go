@@ -112,6 +112,9 @@ func (s *Shards) Own(key cache.ObjectName) (ctx context.Context, done func(), ok
 	return tm.ctx, tm.rounds.Done, true
 }
 
+// Identity returns this replica's holder identity in the Leases.
+func (s *Shards) Identity() string { return s.cfg.Identity }
+
 // Held returns the buckets this replica holds.
 func (s *Shards) Held() []int {
 	s.mu.Lock()
