@@ -49,9 +49,6 @@ func TestBucketRules(t *testing.T) {
 			t.Errorf("%s: Bucket = %d, want %d", c.name, got, c.want)
 		}
 	}
-	if Bucket("default", "web", 6) != Bucket("default", "web", 6) {
-		t.Error("the same PodAutoscaler landed in two buckets")
-	}
 }
 
 // fnv1a is FNV-1a 32 written out, to pin the hash the buckets of running replicas agree on.

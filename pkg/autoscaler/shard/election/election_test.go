@@ -146,6 +146,9 @@ func TestALostBucketStopsItsRoundsBeforeItIsForgotten(t *testing.T) {
 		round, done, ok = r.s.Own(key)
 		return ok
 	})
+	var once sync.Once
+	finish := func() { once.Do(done) }
+	t.Cleanup(finish) // before Run's cleanup waits for the round, should the test fail first
 
 	// Renewals of the key's bucket fail: the round in flight is cancelled, and no new round may start;
 	// the key is forgotten only once the round in flight is done.
@@ -159,7 +162,7 @@ func TestALostBucketStopsItsRoundsBeforeItIsForgotten(t *testing.T) {
 	if o.forgotten(key) {
 		t.Fatal("the key was forgotten while its round was still in flight")
 	}
-	done()
+	finish()
 	waitFor(t, "the key forgotten once its round is done", func() bool { return o.forgotten(key) })
 }
 
@@ -174,6 +177,9 @@ func TestShutdownStopsRoundsBeforeReleasingTheLeases(t *testing.T) {
 		_, done, ok = r.s.Own(key)
 		return ok
 	})
+	var once sync.Once
+	finish := func() { once.Do(done) }
+	t.Cleanup(finish) // before Run's cleanup waits for the round, should the test fail first
 	lease := BucketLease("podpilot", shard.Bucket(key.Namespace, key.Name, 6))
 	r.stop()
 	waitFor(t, "the key's rounds stopped", func() bool {
@@ -186,7 +192,7 @@ func TestShutdownStopsRoundsBeforeReleasingTheLeases(t *testing.T) {
 	if h := holder(t, client, lease); h != "a" {
 		t.Fatalf("Lease holder = %q while a round is in flight, want it still held by a", h)
 	}
-	done()
+	finish()
 	if <-r.done; r.err != nil {
 		t.Fatalf("Run = %v", r.err)
 	}
