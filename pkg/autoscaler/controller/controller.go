@@ -206,7 +206,8 @@ func New(cfg Config) (*Controller, error) {
 			deployments.Informer().HasSynced, statefulSets.Informer().HasSynced,
 			replicaSets.Informer().HasSynced, hpas.Informer().HasSynced},
 	}
-	if err := cfg.Metrics.Watch(c.paLister, c.running.Load, cfg.Options.SyncPeriod, cfg.Options.PerObjectMetrics); err != nil {
+	owns := func(namespace, name string) bool { return c.owns(cache.ObjectName{Namespace: namespace, Name: name}) }
+	if err := cfg.Metrics.Watch(c.paLister, c.running.Load, owns, cfg.Options.SyncPeriod, cfg.Options.PerObjectMetrics); err != nil {
 		return nil, err
 	}
 	c.term.Store(newTerm(c.clock, c.opts))
