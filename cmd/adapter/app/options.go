@@ -121,9 +121,10 @@ func (o *Options) Validate() error {
 	return utilerrors.NewAggregate(errs)
 }
 
-// maxShards bounds --autoscaler-shards: each bucket is a Lease (and a member slot) renewed every
-// retry period, so the count is a few per replica, not one per PodAutoscaler.
-const maxShards = 256
+// maxShards bounds --autoscaler-shards: each bucket is a Lease, and a member slot another, each
+// written once per retry period by its holder (64 buckets: 64 Lease writes per second at the
+// default 2 s), so the count is a few per replica, not one per PodAutoscaler.
+const maxShards = 64
 
 func (o *Options) validateShards() []error {
 	var errs []error

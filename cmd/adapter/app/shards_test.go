@@ -13,8 +13,8 @@ func TestAutoscalerShardsValidation(t *testing.T) {
 	}{
 		{"the default is one shard: the single Lease, as before", func(*Options) {}, ""},
 		{"six shards over Leases", func(o *Options) { o.Shards = 6 }, ""},
-		{"zero shards is refused", func(o *Options) { o.Shards = 0 }, "must be in [1, 256]"},
-		{"more shards than the bound is refused", func(o *Options) { o.Shards = 257 }, "must be in [1, 256]"},
+		{"zero shards is refused", func(o *Options) { o.Shards = 0 }, "must be in [1, 64]"},
+		{"more shards than the bound is refused", func(o *Options) { o.Shards = 65 }, "must be in [1, 64]"},
 		{"shards need leader election", func(o *Options) { o.Shards, o.LeaderElection.LeaderElect = 2, false }, "needs --leader-elect"},
 		{"shards need the Lease lock", func(o *Options) { o.Shards, o.LeaderElection.ResourceLock = 2, "configmapsleases" },
 			"needs --leader-elect-resource-lock=leases"},
