@@ -4,7 +4,7 @@
 #   k8s.io/kubernetes code;
 # - pkg/provider and pkg/autoscaler never import each other;
 # - the packages split out of the controller (state, status, prediction, schedule,
-#   telemetry) never import pkg/autoscaler/controller;
+#   telemetry) and the shard election never import pkg/autoscaler/controller;
 # - nothing in the main module imports k8s.io/kubernetes;
 # - pkg/ never imports cmd/ or test/.
 set -euo pipefail
@@ -17,7 +17,7 @@ mod=github.com/podpilot/podpilot
 
 deps() { go list -deps -f '{{.ImportPath}}' "$@"; }
 
-for pkg in ./pkg/autoscaler/replicas ./pkg/autoscaler/normalize ./pkg/autoscaler/decision ./pkg/autoscaler/forecast ./pkg/autoscaler/calendar ./pkg/autoscaler/hpaconv; do
+for pkg in ./pkg/autoscaler/replicas ./pkg/autoscaler/normalize ./pkg/autoscaler/decision ./pkg/autoscaler/forecast ./pkg/autoscaler/calendar ./pkg/autoscaler/hpaconv ./pkg/autoscaler/shard; do
   bad=$(deps "$pkg" | grep -E '^(k8s\.io/client-go|k8s\.io/apiserver|k8s\.io/kubernetes|github\.com/prometheus/|sigs\.k8s\.io/custom-metrics-apiserver)' || true)
   [[ -z $bad ]] || fail "$pkg (pure) imports: $(echo $bad)"
   if grep -n 'time\.Now()' "$pkg"/*.go | grep -v _test.go | grep -v '^\S*doc.go' >/dev/null; then
@@ -25,8 +25,8 @@ for pkg in ./pkg/autoscaler/replicas ./pkg/autoscaler/normalize ./pkg/autoscaler
   fi
 done
 # The packages split out of the controller sit below it: the controller imports them, and none
-# of them imports pkg/autoscaler/controller (a shard will own state; the rest are its parts).
-for pkg in ./pkg/autoscaler/state ./pkg/autoscaler/status ./pkg/autoscaler/prediction ./pkg/autoscaler/schedule ./pkg/autoscaler/telemetry; do
+# of them imports pkg/autoscaler/controller (the shard election drives it through its Owner interface).
+for pkg in ./pkg/autoscaler/state ./pkg/autoscaler/status ./pkg/autoscaler/prediction ./pkg/autoscaler/schedule ./pkg/autoscaler/telemetry ./pkg/autoscaler/shard/election; do
   bad=$(deps "$pkg" | grep -x "$mod/pkg/autoscaler/controller" || true)
   [[ -z $bad ]] || fail "$pkg imports pkg/autoscaler/controller"
 done

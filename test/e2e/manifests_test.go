@@ -308,6 +308,9 @@ var neededAccess = []access{
 	pp("get", "coordination.k8s.io", "leases", "", podpilotNamespace, "podpilot"),
 	pp("create", "coordination.k8s.io", "leases", "", podpilotNamespace, ""),
 	pp("update", "coordination.k8s.io", "leases", "", podpilotNamespace, "podpilot"),
+	// --autoscaler-shards: the bucket Leases and member slots, listed to see their holders
+	pp("list", "coordination.k8s.io", "leases", "", podpilotNamespace, ""),
+	pp("update", "coordination.k8s.io", "leases", "", podpilotNamespace, "podpilot-0"),
 	// the HorizontalPodAutoscaler controller reads podpilot's APIs
 	{hpaUser, "get", "custom.metrics.k8s.io", "pods", "", "demo", "*"},
 	{hpaUser, "list", "external.metrics.k8s.io", "zdns_vanguard_qps", "", "demo", ""},

@@ -25,6 +25,7 @@ import (
 
 	"github.com/podpilot/podpilot/pkg/autoscaler/controller"
 	"github.com/podpilot/podpilot/pkg/autoscaler/metrics"
+	"github.com/podpilot/podpilot/pkg/autoscaler/shard/election"
 	"github.com/podpilot/podpilot/pkg/generated/clientset/versioned"
 	"github.com/podpilot/podpilot/pkg/generated/informers/externalversions"
 )
@@ -60,7 +61,9 @@ type autoscaler struct {
 	podpilotInf externalversions.SharedInformerFactory
 	broadcaster events.EventBroadcaster
 	election    componentbaseconfig.LeaderElectionConfiguration
-	synced      atomic.Bool
+	// shards holds this replica's buckets when --autoscaler-shards > 1; nil with one Lease.
+	shards *election.Shards
+	synced atomic.Bool
 }
 
 // clientsConfig returns cfg with its own rate limiter, so that the client built from it draws on
@@ -126,6 +129,11 @@ func newAutoscaler(o *Options, cfg *rest.Config, sources metricSources, registry
 		broadcaster: events.NewBroadcaster(&events.EventSinkImpl{Interface: eventClient.EventsV1()}),
 		election:    o.LeaderElection,
 	}
+	if o.Shards > 1 {
+		if a.shards, err = newShards(a.election, o.Shards, kube); err != nil {
+			return nil, err
+		}
+	}
 	rec, err := controller.NewRecorder(a.broadcaster)
 	if err != nil {
 		return nil, fmt.Errorf("build event recorder: %w", err)
@@ -139,7 +147,7 @@ func newAutoscaler(o *Options, cfg *rest.Config, sources metricSources, registry
 		KubeInformers: a.kubeInf, PodpilotInformers: a.podpilotInf,
 		CustomSource: sources, ExternalSource: sources, SampleTimes: sources, History: providerHistory{sources},
 		ResourceSource: metrics.NewResourceMetricsAPI(mc), Recorder: rec,
-		Options: *o.Autoscaler, Metrics: m,
+		Options: *o.Autoscaler, Metrics: m, Ownership: ownership(a.shards),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build autoscaler: %w", err)
@@ -181,9 +189,12 @@ func (a *autoscaler) Run(ctx context.Context) error {
 		}
 	}
 	a.synced.Store(true)
-	if !a.election.LeaderElect {
+	switch {
+	case !a.election.LeaderElect:
 		logger.Info("Leader election off: running the autoscaler")
 		return a.runController(ctx)
+	case a.shards != nil:
+		return a.runSharded(ctx)
 	}
 	return a.lead(ctx)
 }
@@ -195,13 +206,17 @@ func (a *autoscaler) runController(ctx context.Context) error {
 	return nil
 }
 
+// identity returns this process's holder identity in the Leases: its host name and a UUID.
+func identity() string {
+	host, _ := os.Hostname()
+	return host + "_" + uuid.NewString()
+}
+
 // lead runs the controller whenever this replica holds the Lease, campaigning again after
 // losing it, until ctx is done.
 func (a *autoscaler) lead(ctx context.Context) error {
-	host, _ := os.Hostname()
-	id := host + "_" + uuid.NewString()
 	lock, err := resourcelock.New(a.election.ResourceLock, a.election.ResourceNamespace, a.election.ResourceName,
-		a.kube.CoreV1(), a.kube.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
+		a.kube.CoreV1(), a.kube.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: identity()})
 	if err != nil {
 		return fmt.Errorf("build leader election lock: %w", err)
 	}

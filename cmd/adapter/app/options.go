@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	cliflag "k8s.io/component-base/cli/flag"
 	componentbaseconfig "k8s.io/component-base/config"
 	componentbaseoptions "k8s.io/component-base/config/options"
@@ -41,6 +42,9 @@ type Options struct {
 	APIServices *APIServiceOptions
 	// LeaderElection decides which replica runs the autoscaler.
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
+	// Shards is the number of buckets the autoscaler's PodAutoscalers are spread over, each with
+	// a Lease of its own; 1 is the single Lease (see shard/election).
+	Shards int
 	// Logs configures klog through component-base.
 	Logs *logsapi.LoggingConfiguration
 }
@@ -55,6 +59,7 @@ func NewOptions() *Options {
 		Forward:        forward.NewOptions(),
 		APIServices:    NewAPIServiceOptions(),
 		LeaderElection: newLeaderElection(),
+		Shards:         1,
 		Logs:           logsapi.NewLoggingConfiguration(),
 	}
 	o.Adapter.Name = "podpilot"
@@ -91,6 +96,10 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.Autoscaler.AddFlags(fss.FlagSet("autoscaler"))
 	o.Tenancy.AddFlags(fss.FlagSet("autoscaler"))
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fss.FlagSet("leader election"))
+	fss.FlagSet("leader election").IntVar(&o.Shards, "autoscaler-shards", o.Shards,
+		"The number of buckets the PodAutoscalers are spread over by a hash of namespace/name, each run by the replica "+
+			"holding its Lease (<leader-elect-resource-name>-<i>). Each replica holds a fair share of the buckets. 1 runs "+
+			"every PodAutoscaler on the holder of the single Lease <leader-elect-resource-name>.")
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logging"))
 	verflag.AddFlags(fss.FlagSet("global"))
 	fss.FlagSet("global").BoolP("help", "h", false, "Print this help and exit.")
@@ -107,8 +116,28 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.Tenancy.Validate()...)
 	errs = append(errs, o.APIServices.Validate()...)
 	errs = append(errs, o.Forward.Validate()...)
+	errs = append(errs, o.validateShards()...)
 	errs = append(errs, logsapi.Validate(o.Logs, nil, nil).ToAggregate())
 	return utilerrors.NewAggregate(errs)
+}
+
+// maxShards bounds --autoscaler-shards: each bucket is a Lease, and a member slot another, each
+// written once per retry period by its holder (64 buckets: 64 Lease writes per second at the
+// default 2 s), so the count is a few per replica, not one per PodAutoscaler.
+const maxShards = 64
+
+func (o *Options) validateShards() []error {
+	var errs []error
+	if o.Shards < 1 || o.Shards > maxShards {
+		errs = append(errs, fmt.Errorf("--autoscaler-shards must be in [1, %d], got %d", maxShards, o.Shards))
+	}
+	if o.Shards > 1 && !o.LeaderElection.LeaderElect {
+		errs = append(errs, fmt.Errorf("--autoscaler-shards=%d needs --leader-elect: the buckets are Leases", o.Shards))
+	}
+	if o.Shards > 1 && o.LeaderElection.ResourceLock != resourcelock.LeasesResourceLock {
+		errs = append(errs, fmt.Errorf("--autoscaler-shards=%d needs --leader-elect-resource-lock=%s", o.Shards, resourcelock.LeasesResourceLock))
+	}
+	return errs
 }
 
 // applyLogging applies the logging options; it is called once flags are parsed.

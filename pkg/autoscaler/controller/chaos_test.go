@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 	"k8s.io/utils/ptr"
@@ -75,6 +76,11 @@ type chaos struct {
 	// restarts counts the leader changes, landed the scale writes applied then answered by an
 	// error, lagged the rounds with a lagging cache.
 	restarts, landed, lagged int
+	// moveRate is the share of rounds after which the PodAutoscaler's bucket moves (see
+	// Controller.Forget: it is forgotten, and seeded from its status at the next round, as by a
+	// new owner) while the controller keeps running; moves counts them.
+	moveRate float64
+	moves    int
 }
 
 // chaosRounds is the number of rounds of the randomized write-fault test, over all its seeds;
@@ -160,6 +166,10 @@ func (c *chaos) round() {
 		c.restart()
 		c.restarts++
 	}
+	if c.moveRate > 0 && c.rng.Float64() < c.moveRate*(1+9*float64(min(c.outage, 1))) {
+		c.ctrl.Forget(c.t.Context(), func(key cache.ObjectName) bool { return key == paKey })
+		c.moves++
+	}
 	c.seedCaches()
 	ctx := c.t.Context()
 	fresh := 0
@@ -197,12 +207,23 @@ func (c *chaos) round() {
 func TestRandomWriteFailuresNeverExceedAPolicyOrAWindow(t *testing.T) {
 	const seeds = 10
 	for seed := uint64(1); seed <= seeds; seed++ {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) { runChaos(t, seed, max(*chaosRounds/seeds, 1)) })
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) { runChaos(t, seed, max(*chaosRounds/seeds, 1), 0) })
 	}
 }
 
-func runChaos(t *testing.T, seed uint64, rounds int) {
-	c := &chaos{rng: rand.New(rand.NewPCG(seed, 20))}
+// TestRandomBucketMovesNeverExceedAPolicyOrAWindow is the randomized write-fault test with
+// --autoscaler-shards: besides the leader changes, the PodAutoscaler's bucket moves after 3% of
+// rounds (30% of the rounds of an outage), so that the controller forgets it and the next round
+// seeds it from its status, whatever of the last scale and status writes landed.
+func TestRandomBucketMovesNeverExceedAPolicyOrAWindow(t *testing.T) {
+	const seeds = 10
+	for seed := uint64(1); seed <= seeds; seed++ {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) { runChaos(t, seed, max(*chaosRounds/seeds, 1), 0.03) })
+	}
+}
+
+func runChaos(t *testing.T, seed uint64, rounds int, moveRate float64) {
+	c := &chaos{rng: rand.New(rand.NewPCG(seed, 20)), moveRate: moveRate}
 	custom := customFunc(func(_ context.Context, _ string, _ labels.Selector, _ provider.CustomMetricInfo, _ labels.Selector) (*custom_metrics.MetricValueList, error) {
 		c.served = c.value
 		return qpsPerPod(fmt.Sprint(c.value*1000), podNames(2)...)(t.Context(), ns, nil, provider.CustomMetricInfo{}, nil)
@@ -233,8 +254,8 @@ func runChaos(t *testing.T, seed uint64, rounds int) {
 			t.Fatalf("seed %d, change %d (%s after the start, %d → %d): %v\nchanges: %v", seed, i, ch.at.Sub(now), ch.from, ch.to, err, changes)
 		}
 	}
-	t.Logf("seed %d: %d rounds, %d changes, 0 violations; %d leader changes, %d scale writes applied then failed, %d rounds with a lagging cache",
-		seed, rounds, len(changes), c.restarts, c.landed, c.lagged)
+	t.Logf("seed %d: %d rounds, %d changes, 0 violations; %d leader changes, %d bucket moves, %d scale writes applied then failed, %d rounds with a lagging cache",
+		seed, rounds, len(changes), c.restarts, c.moves, c.landed, c.lagged)
 	if len(changes) < rounds/40 {
 		t.Errorf("seed %d: only %d changes in %d rounds; the case checks too little", seed, len(changes), rounds)
 	}

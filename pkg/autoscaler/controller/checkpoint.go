@@ -142,6 +142,12 @@ func (c *Controller) processOwed(ctx context.Context, tm *term) bool {
 		return false
 	}
 	defer tm.owed.Done(key)
+	ctx, release, owned := c.claim(ctx, key)
+	if !owned {
+		tm.owed.Forget(key)
+		return true
+	}
+	defer release()
 	if c.statusRL != nil {
 		if err := c.statusRL.Wait(ctx); err != nil {
 			return true

@@ -276,7 +276,7 @@ func TestDeletingAnHPAQueuesThePodAutoscalersOfItsTargetAtOnce(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tm := newTerm(clocktesting.NewFakeClock(time.Now()), *NewOptions())
 			defer tm.shutDown()
-			hpaHandler(tm, indexer).OnDelete(obj)
+			hpaHandler(tm, indexer, func(cache.ObjectName) bool { return true }).OnDelete(obj)
 			if tm.queue.Len() != 1 {
 				t.Fatalf("queued %d PodAutoscalers, want 1 (the one on the HPA's target)", tm.queue.Len())
 			}

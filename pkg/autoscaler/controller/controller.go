@@ -92,6 +92,9 @@ type Config struct {
 	Options Options
 	// Metrics records the autoscaler's own metrics (see NewMetrics); nil records none.
 	Metrics *Metrics
+	// Ownership says which PodAutoscalers this replica runs when the autoscaler is sharded; nil
+	// runs every one.
+	Ownership Ownership
 }
 
 // Controller syncs every PodAutoscaler each sync period. While it runs (leads), it keeps each
@@ -107,6 +110,7 @@ type Controller struct {
 	scrapes  *metrics.ScrapeTracker
 	models   *prediction.Models
 	metrics  *Metrics
+	owner    Ownership
 
 	paInformer        cache.SharedIndexInformer
 	paLister          podpilotlisters.PodAutoscalerLister
@@ -133,7 +137,7 @@ type Controller struct {
 type term struct {
 	queue  workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	owed   workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	memory state.Store[concerns]
+	memory *state.Memory[concerns]
 	fair   *fairShare
 }
 
@@ -192,7 +196,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	c := &Controller{
 		kube: cfg.KubeClient, podpilot: cfg.PodpilotClient, statusRL: cfg.StatusLimiter, recorder: cfg.Recorder, clock: cfg.Clock,
-		opts: cfg.Options, fetcher: fetcher, scrapes: scrapes, models: fits, metrics: cfg.Metrics,
+		opts: cfg.Options, fetcher: fetcher, scrapes: scrapes, models: fits, metrics: cfg.Metrics, owner: cfg.Ownership,
 		paInformer: pas.Informer(), paLister: pas.Lister(), paIndexer: pas.Informer().GetIndexer(),
 		podLister: podcache.NewLister(pods.Informer().GetIndexer()), podIndexer: pods.Informer().GetIndexer(),
 		deploymentLister: deployments.Lister(), statefulSetLister: statefulSets.Lister(),
@@ -202,7 +206,8 @@ func New(cfg Config) (*Controller, error) {
 			deployments.Informer().HasSynced, statefulSets.Informer().HasSynced,
 			replicaSets.Informer().HasSynced, hpas.Informer().HasSynced},
 	}
-	if err := cfg.Metrics.Watch(c.paLister, c.running.Load, cfg.Options.SyncPeriod, cfg.Options.PerObjectMetrics); err != nil {
+	owns := func(namespace, name string) bool { return c.owns(cache.ObjectName{Namespace: namespace, Name: name}) }
+	if err := cfg.Metrics.Watch(c.paLister, c.running.Load, owns, cfg.Options.SyncPeriod, cfg.Options.PerObjectMetrics); err != nil {
 		return nil, err
 	}
 	c.term.Store(newTerm(c.clock, c.opts))
@@ -223,7 +228,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.term.Store(tm)
 	defer tm.shutDown()
 
-	reg, err := c.paInformer.AddEventHandlerWithOptions(handler(tm), cache.HandlerOptions{Logger: &logger})
+	reg, err := c.paInformer.AddEventHandlerWithOptions(handler(tm, c.owns), cache.HandlerOptions{Logger: &logger})
 	if err != nil {
 		return fmt.Errorf("add PodAutoscaler event handler: %w", err)
 	}
@@ -232,7 +237,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			logger.Error(err, "Removing PodAutoscaler event handler")
 		}
 	}()
-	hpaReg, err := c.hpaInformer.AddEventHandlerWithOptions(hpaHandler(tm, c.paIndexer), cache.HandlerOptions{Logger: &logger})
+	hpaReg, err := c.hpaInformer.AddEventHandlerWithOptions(hpaHandler(tm, c.paIndexer, c.owns), cache.HandlerOptions{Logger: &logger})
 	if err != nil {
 		return fmt.Errorf("add HorizontalPodAutoscaler event handler: %w", err)
 	}
@@ -274,17 +279,19 @@ func (c *Controller) Run(ctx context.Context) error {
 	return nil
 }
 
-// handler enqueues a PodAutoscaler when it appears and when its spec (generation) changes;
-// status updates do not enqueue, the periodic resync covers them. A deleted PodAutoscaler is
-// forgotten.
-func handler(tm *term) cache.ResourceEventHandler {
+// handler enqueues a PodAutoscaler this replica owns when it appears and when its spec
+// (generation) changes; status updates do not enqueue, the periodic resync covers them. A
+// deleted PodAutoscaler is forgotten.
+func handler(tm *term, owns func(cache.ObjectName) bool) cache.ResourceEventHandler {
 	enqueue := func(obj any) {
 		key, err := cache.ObjectToName(obj)
 		if err != nil {
 			utilruntime.HandleError(fmt.Errorf("key of PodAutoscaler %T: %w", obj, err))
 			return
 		}
-		tm.queue.Add(key)
+		if owns(key) {
+			tm.queue.Add(key)
+		}
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueue,
@@ -304,7 +311,7 @@ func handler(tm *term) cache.ResourceEventHandler {
 // once: one that refused to scale beside it (AmbiguousScaleTarget) takes over in its next round,
 // not a sync period later, which is what `podpilot migrate --apply` relies on when it deletes an
 // HPA and then turns its PodAutoscaler's dryRun off.
-func hpaHandler(tm *term, paIndexer cache.Indexer) cache.ResourceEventHandler {
+func hpaHandler(tm *term, paIndexer cache.Indexer, owns func(cache.ObjectName) bool) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
@@ -317,7 +324,7 @@ func hpaHandler(tm *term, paIndexer cache.Indexer) cache.ResourceEventHandler {
 				continue
 			}
 			for _, pa := range pas {
-				if name, err := cache.ObjectToName(pa); err == nil {
+				if name, err := cache.ObjectToName(pa); err == nil && owns(name) {
 					tm.queue.Add(name)
 				}
 			}
@@ -350,12 +357,22 @@ func (c *Controller) processNext(ctx context.Context, tm *term) bool {
 // after a round that panicked (see syncRecovering).
 func (c *Controller) syncAndRequeue(ctx context.Context, tm *term, key cache.ObjectName) {
 	defer tm.queue.Done(key)
+	ctx, release, owned := c.claim(ctx, key)
+	if !owned { // another replica runs it (sharded): dropped until its bucket is adopted again
+		tm.queue.Forget(key)
+		return
+	}
+	defer release()
 	c.active.Add(1)
 	c.metrics.SyncStarted(c.clock.Now(), tm.queue.Len())
 	err := c.syncRecovering(ctx, tm, key)
 	c.metrics.SyncDone(c.clock.Now(), tm.queue.Len())
 	c.active.Add(-1)
 	c.tick()
+	if ctx.Err() != nil && c.owner != nil && !c.owns(key) { // the bucket was lost during the round
+		tm.queue.Forget(key)
+		return
+	}
 	switch {
 	case errors.Is(err, errStaleTarget):
 		klog.FromContext(ctx).V(2).Info("Scale target changed since the cache was read, retrying", "podAutoscaler", klog.KRef(key.Namespace, key.Name), "err", err)

@@ -204,9 +204,11 @@ type fixture struct {
 	history metrics.HistorySource
 	// statusLimiter is the controller's status write budget; nil is unlimited.
 	statusLimiter flowcontrol.RateLimiter
-	kubeInf       kubeinformers.SharedInformerFactory
-	ppInf         externalversions.SharedInformerFactory
-	ctrl          *Controller
+	// ownership says which PodAutoscalers the controller runs; nil is every one.
+	ownership Ownership
+	kubeInf   kubeinformers.SharedInformerFactory
+	ppInf     externalversions.SharedInformerFactory
+	ctrl      *Controller
 }
 
 func newFixture(t *testing.T, custom customFunc, res resourceFunc, objs ...runtime.Object) *fixture {
@@ -235,7 +237,7 @@ func (f *fixture) restart() {
 	f.ppInf = externalversions.NewSharedInformerFactory(f.podpilot, 0)
 	cfg := Config{
 		KubeClient: f.kube, PodpilotClient: f.podpilot, KubeInformers: f.kubeInf, PodpilotInformers: f.ppInf,
-		Recorder: f.recorder, Clock: f.clock, Options: *NewOptions(), StatusLimiter: f.statusLimiter,
+		Recorder: f.recorder, Clock: f.clock, Options: *NewOptions(), StatusLimiter: f.statusLimiter, Ownership: f.ownership,
 	}
 	if f.custom != nil {
 		cfg.CustomSource = f.custom

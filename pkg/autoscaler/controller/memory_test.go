@@ -16,7 +16,7 @@ func TestADeletedPodAutoscalerIsForgottenAtItsNextRound(t *testing.T) {
 	if err := f.sync(); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.ctrl.term.Load().memory.(*state.Memory[concerns]).Len(); n != 1 {
+	if n := f.ctrl.term.Load().memory.Len(); n != 1 {
 		t.Fatalf("entries after a round = %d, want 1", n)
 	}
 	if err := f.podpilot.AutoscalingV1alpha1().PodAutoscalers(ns).Delete(t.Context(), paKey.Name, metav1.DeleteOptions{}); err != nil {
@@ -25,7 +25,7 @@ func TestADeletedPodAutoscalerIsForgottenAtItsNextRound(t *testing.T) {
 	if err := f.sync(); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.ctrl.term.Load().memory.(*state.Memory[concerns]).Len(); n != 0 {
+	if n := f.ctrl.term.Load().memory.Len(); n != 0 {
 		t.Errorf("entries after the PodAutoscaler was deleted = %d, want 0", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 	compbasemetrics "k8s.io/component-base/metrics"
 	"k8s.io/utils/ptr"
 
@@ -19,6 +20,12 @@ import (
 
 // metricsFixture is a fixture whose controller records into its own registry.
 func metricsFixture(t *testing.T, custom customFunc, perObject bool, objs ...runtime.Object) (*fixture, compbasemetrics.KubeRegistry) {
+	t.Helper()
+	return ownedMetricsFixture(t, custom, perObject, nil, objs...)
+}
+
+// ownedMetricsFixture is metricsFixture with the controller's Ownership (nil: every object).
+func ownedMetricsFixture(t *testing.T, custom customFunc, perObject bool, owner Ownership, objs ...runtime.Object) (*fixture, compbasemetrics.KubeRegistry) {
 	t.Helper()
 	f := newFixture(t, custom, nil, objs...)
 	reg := compbasemetrics.NewKubeRegistry()
@@ -30,7 +37,7 @@ func metricsFixture(t *testing.T, custom customFunc, perObject bool, objs ...run
 	opts.PerObjectMetrics = perObject
 	f.ctrl, err = New(Config{
 		KubeClient: f.kube, PodpilotClient: f.podpilot, KubeInformers: f.kubeInf, PodpilotInformers: f.ppInf,
-		Recorder: f.recorder, Clock: f.clock, Options: opts, Metrics: m, CustomSource: custom,
+		Recorder: f.recorder, Clock: f.clock, Options: opts, Metrics: m, CustomSource: custom, Ownership: owner,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -212,6 +219,23 @@ func TestPerObjectSeriesCanBeTurnedOff(t *testing.T) {
 		if strings.HasPrefix(s, "podpilot_podautoscaler_") {
 			t.Errorf("per-object series %s with --autoscaler-per-object-metrics=false", s)
 		}
+	}
+}
+
+func TestPerObjectSeriesComeOnlyFromTheReplicaThatOwnsTheObject(t *testing.T) {
+	owner := &ownedKeys{ctx: t.Context(), keys: map[cache.ObjectName]bool{}}
+	f, reg := ownedMetricsFixture(t, qpsPerPod("3000", podNames(2)...), true, owner, append(seedPods(2), seedDeployment(2), seedAutoscaler())...)
+	f.seedCaches()
+	f.ctrl.running.Store(true)
+	const count = "podpilot_horizontal_pod_autoscaler_controller_num_horizontal_pod_autoscalers"
+	want := []string{count + "{} 1"}
+	if diff := cmp.Diff(want, series(t, reg, count, "podpilot_podautoscaler_desired_replicas")); diff != "" {
+		t.Errorf("another replica owns it: (-want +got):\n%s", diff)
+	}
+	owner.keys[paKey] = true
+	want = append(want, "podpilot_podautoscaler_desired_replicas{name=hpa-vg1-vanguard,namespace=dns} 0")
+	if diff := cmp.Diff(want, series(t, reg, count, "podpilot_podautoscaler_desired_replicas")); diff != "" {
+		t.Errorf("this replica owns it: (-want +got):\n%s", diff)
 	}
 }
 

@@ -168,6 +168,26 @@ func (m *Memory[C]) Forget(ref Ref) {
 	}
 }
 
+// ForgetMatching drops what is known of every object whose name match accepts, and returns how
+// many objects it dropped: those of a bucket of PodAutoscalers this replica no longer owns.
+func (m *Memory[C]) ForgetMatching(match func(cache.ObjectName) bool) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for id := range m.entries {
+		if match(id.key) {
+			delete(m.entries, id)
+			n++
+		}
+	}
+	for key := range m.uids {
+		if match(key) {
+			delete(m.uids, key)
+		}
+	}
+	return n
+}
+
 // Checkpoint records that written is pa's stored state after a status write made on
 // resourceVersion base; a status write owed from before is no longer owed.
 func (m *Memory[C]) Checkpoint(written *podpilotv1alpha1.PodAutoscaler, base string) {

@@ -72,3 +72,20 @@ func TestAHoldKeepsTheOtherDirectionBackForTheLongestPeriod(t *testing.T) {
 		}
 	}
 }
+
+func TestForgetMatchingDropsOnlyTheMatchedNames(t *testing.T) {
+	m := New[struct{}]()
+	kept := seedAutoscaler(func(pa *podpilotv1alpha1.PodAutoscaler) { pa.Name, pa.UID = "kept", "uid-kept" })
+	lost := seedAutoscaler(func(pa *podpilotv1alpha1.PodAutoscaler) { pa.Name, pa.UID = "lost", "uid-lost" })
+	m.Recall(kept, now)
+	m.Recall(lost, now)
+	if n := m.ForgetMatching(func(k cache.ObjectName) bool { return k.Name == "lost" }); n != 1 {
+		t.Errorf("forgot %d, want 1", n)
+	}
+	if m.Len() != 1 || !Known[struct{}](m, kept) || Known[struct{}](m, lost) {
+		t.Errorf("after forgetting the lost bucket: %d entries, kept known %v, lost known %v", m.Len(), Known[struct{}](m, kept), Known[struct{}](m, lost))
+	}
+	if _, ok := m.uids[cache.ObjectName{Namespace: lost.Namespace, Name: "lost"}]; ok {
+		t.Error("the lost name was kept")
+	}
+}

@@ -147,14 +147,16 @@ func (m *Metrics) ModelCache(s prediction.CacheSize) {
 }
 
 // Watch registers the per-PodAutoscaler series, read from lister while running() is true (with
-// one series per object and metric when perObject), and sets the period rounds are measured
-// against, the sync period.
-func (m *Metrics) Watch(lister podpilotlisters.PodAutoscalerLister, running func() bool, period time.Duration, perObject bool) error {
+// one series per object and metric when perObject, for the objects owns accepts: those this
+// replica runs when the autoscaler is sharded; nil accepts every one), and sets the period rounds
+// are measured against, the sync period.
+func (m *Metrics) Watch(lister podpilotlisters.PodAutoscalerLister, running func() bool, owns func(namespace, name string) bool,
+	period time.Duration, perObject bool) error {
 	if m == nil {
 		return nil
 	}
 	m.rounds.period = period
-	if err := m.registry.CustomRegister(newObjectCollector(lister, running, perObject)); err != nil {
+	if err := m.registry.CustomRegister(newObjectCollector(lister, running, owns, perObject)); err != nil {
 		return fmt.Errorf("register PodAutoscaler metrics: %w", err)
 	}
 	return nil

@@ -19,6 +19,7 @@ type objectCollector struct {
 
 	lister    podpilotlisters.PodAutoscalerLister
 	running   func() bool
+	owns      func(namespace, name string) bool
 	perObject bool
 
 	count, desired, current, minReplicas, maxReplicas, value, target, condition *compbasemetrics.Desc
@@ -26,7 +27,8 @@ type objectCollector struct {
 	forecastReplicas, forecastLoad, forecastWAPE *compbasemetrics.Desc
 }
 
-func newObjectCollector(lister podpilotlisters.PodAutoscalerLister, running func() bool, perObject bool) *objectCollector {
+func newObjectCollector(lister podpilotlisters.PodAutoscalerLister, running func() bool, owns func(namespace, name string) bool,
+	perObject bool) *objectCollector {
 	objectLabels := []string{"namespace", "name"}
 	metricLabels := []string{"namespace", "name", "metric_type", "metric", "target_type"}
 	conditionLabels := []string{"namespace", "name", "condition", "status"}
@@ -37,7 +39,7 @@ func newObjectCollector(lister podpilotlisters.PodAutoscalerLister, running func
 		return compbasemetrics.NewDesc("podpilot_podautoscaler_"+name, help, labels, nil, compbasemetrics.ALPHA, "")
 	}
 	return &objectCollector{
-		lister: lister, running: running, perObject: perObject,
+		lister: lister, running: running, owns: owns, perObject: perObject,
 		count: compbasemetrics.NewDesc("podpilot_"+hpaSubsystem+"_num_horizontal_pod_autoscalers",
 			"PodAutoscalers controlled by this replica (0 series while it does not lead).", nil, nil, compbasemetrics.ALPHA, ""),
 		desired:     desc("desired_replicas", "status.desiredReplicas of the PodAutoscaler.", objectLabels),
@@ -65,7 +67,9 @@ func (c *objectCollector) DescribeWithStability(ch chan<- *compbasemetrics.Desc)
 	}
 }
 
-// CollectWithStability sends the series of every PodAutoscaler in the informer.
+// CollectWithStability sends the count of every PodAutoscaler in the informer, and the series of
+// each one this replica owns (all of them without shards), so that each object's series come from
+// one replica.
 func (c *objectCollector) CollectWithStability(ch chan<- compbasemetrics.Metric) {
 	if !c.running() {
 		return
@@ -79,7 +83,9 @@ func (c *objectCollector) CollectWithStability(ch chan<- compbasemetrics.Metric)
 		return
 	}
 	for _, pa := range pas {
-		c.collect(ch, pa)
+		if c.owns == nil || c.owns(pa.Namespace, pa.Name) {
+			c.collect(ch, pa)
+		}
 	}
 }
 
