@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/generated/clientset/versioned"
@@ -26,9 +27,29 @@ func podAutoscalerYAML(name, kind, target string, minReplicas, maxReplicas int, 
 %s`, metric, averageValue, extra))
 }
 
+// applyPodAutoscaler applies doc in ns; if the test fails, the PodAutoscaler's status is logged
+// at its end (a wait that timed out says only what it waited for).
 func applyPodAutoscaler(ctx context.Context, t *testing.T, ns string, doc []byte) {
 	t.Helper()
+	var meta metav1.PartialObjectMetadata
+	if err := yaml.Unmarshal(doc, &meta); err != nil {
+		t.Fatalf("PodAutoscaler document: %v", err)
+	}
 	cluster.Apply(ctx, t, ns, doc)
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // the test's context is done
+		defer cancel()
+		pa, err := getPodAutoscaler(ctx, t, ns, meta.Name)
+		if err != nil {
+			t.Logf("PodAutoscaler %s/%s at the failure: %v", ns, meta.Name, err)
+			return
+		}
+		t.Logf("PodAutoscaler %s/%s at the failure: %s; current metrics %+v; last decision %+v",
+			ns, meta.Name, describeConditions(pa), pa.Status.CurrentMetrics, pa.Status.LastDecision)
+	})
 }
 
 func podpilotClient(t *testing.T) versioned.Interface {

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"testing"
@@ -33,19 +34,23 @@ func Poll(ctx context.Context, timeout time.Duration, what string, cond Conditio
 
 // PollEvery is Poll at a chosen interval, for conditions that list many objects.
 func PollEvery(ctx context.Context, interval, timeout time.Duration, what string, cond Condition) error {
-	var last string
+	// The last state and the last error are kept apart: a poll that the timeout cuts short (a
+	// request in flight, or a rate limiter that would wait past the deadline) must not hide the
+	// state reported before it.
+	var last, lastErr string
 	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		done, state, err := cond(ctx)
 		if err != nil {
-			if ctx.Err() == nil || last == "" { // the timeout cutting a poll short must not hide the state before it
-				last = "error: " + err.Error()
-			}
+			lastErr = err.Error()
 			return false, nil
 		}
-		last = state
+		last, lastErr = state, ""
 		return done, nil
 	})
 	if err != nil {
+		if lastErr != "" {
+			last = fmt.Sprintf("%s (then error: %s)", cmp.Or(last, "none"), lastErr)
+		}
 		return fmt.Errorf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
 	}
 	return nil

@@ -19,7 +19,7 @@ func TestPollKeepsTheLastStateWhenTheTimeoutCutsAPollShort(t *testing.T) {
 		<-ctx.Done() // a request in flight when the timeout fires
 		return false, "", ctx.Err()
 	})
-	if err == nil || !strings.Contains(err.Error(), "last state: desired 1") {
+	if err == nil || !strings.Contains(err.Error(), "last state: desired 1 (then error: context deadline exceeded)") {
 		t.Errorf("Poll = %v; want the timeout with the last state the condition reported", err)
 	}
 }
