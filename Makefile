@@ -52,6 +52,10 @@ backend-tools: tools ## Build VictoriaMetrics and Thanos (cached, hack/tools) an
 	hack/build-tools.sh backends
 	hack/install-victoriametrics.sh
 
+.PHONY: keda-tools
+keda-tools: tools ## Build KEDA's operator and metrics server (cached, hack/tools/keda; about 10 minutes cold), for make test-keda.
+	hack/build-tools.sh keda >/dev/null
+
 .PHONY: image
 image: build ## Build podpilot's image offline (no Docker): _output/images/podpilot.tar, tagged localhost/podpilot/podpilot:$(IMAGE_TAG).
 	IMAGE_TAG=$(IMAGE_TAG) VERSION=$(VERSION) hack/build-image.sh podpilot
@@ -78,6 +82,12 @@ test-node: node-tools images ## Run the real-node tier (test/node): podpilot ins
 .PHONY: test-backends
 test-backends: backend-tools build ## Run the backend tier: the e2e cases that matter against Prometheus, VictoriaMetrics (release and Debian's), and Thanos (docs/backends.md).
 	hack/test-backends.sh
+
+KEDA_TIMEOUT ?= 20m
+
+.PHONY: test-keda
+test-keda: keda-tools build ## Run the KEDA tier (-tags keda): KEDA's operator and metrics server beside a podpilot that forwards external metrics to them, on a local control plane (docs/testing.md).
+	go test -count=1 -timeout $(KEDA_TIMEOUT) -tags keda -v -run '^TestKEDA' $(E2E_FLAGS) ./test/e2e/
 
 .PHONY: test-faults
 test-faults: tools build ## Run the fault suite, long faults included (-tags faults), on a local control plane, and the controller's timed faults.
@@ -130,6 +140,7 @@ verify: ## Check formatting, vet, generated code, go.mod, import rules and lint 
 	go vet ./...
 	go vet -tags faults ./test/e2e/ ./pkg/autoscaler/controller/
 	go vet -tags backends ./test/e2e/
+	go vet -tags keda ./test/e2e/
 	hack/verify-codegen.sh
 	hack/verify-gomod.sh
 	hack/verify-imports.sh

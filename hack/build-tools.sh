@@ -11,6 +11,8 @@
 # adapter's code on podpilot's library versions (see adapter_current); `build-tools.sh test-adapter`
 # only the custom-metrics-apiserver's test adapter (hack/tools/test-adapter), the external-metrics
 # adapter the e2e test of --external-metrics-forward runs beside podpilot, and prints its path;
+# `build-tools.sh keda` only KEDA's operator and metrics server (hack/tools/keda, ~10 min cold), the
+# external-metrics adapter of `make test-keda`, and prints their paths;
 # `build-tools.sh backends` the distributed stores of the backend tier (VictoriaMetrics
 # single-node and Thanos, see backends) and prints their paths. A cold build takes ~10 minutes on
 # 2 cores; a warm one, a second.
@@ -100,7 +102,19 @@ backends() {
   echo "$THANOS"
 }
 
+# keda builds KEDA's operator and metrics server (cmd/operator, cmd/adapter of the module pinned
+# in hack/tools/keda), stamped with KEDA's version as its own Makefile does, and prints their
+# paths. Not part of the default build: cold, it takes about 10 minutes on 2 cores (docs/testing.md).
+keda() {
+  local ldflags="-X github.com/kedacore/keda/v2/version.Version=${KEDA_VERSION#v}"
+  build "$KEDA_OPERATOR" "$PODPILOT_ROOT/hack/tools/keda" github.com/kedacore/keda/v2/cmd/operator "$ldflags"
+  build "$KEDA_ADAPTER" "$PODPILOT_ROOT/hack/tools/keda" github.com/kedacore/keda/v2/cmd/adapter "$ldflags"
+  echo "$KEDA_OPERATOR"
+  echo "$KEDA_ADAPTER"
+}
+
 main() {
+  if [[ ${1:-} == keda ]]; then keda; return; fi
   if [[ ${1:-} == backends ]]; then backends; return; fi
   if [[ ${1:-} == lint ]]; then lint; return; fi
   if [[ ${1:-} == node ]]; then node; return; fi

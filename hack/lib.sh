@@ -21,6 +21,7 @@ HELM_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/helm/go.mod" helm.sh/helm/v3)
 ADAPTER_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/prometheus-adapter/go.mod" sigs.k8s.io/prometheus-adapter)
 METRICS_SERVER_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/metrics-server/go.mod" sigs.k8s.io/metrics-server)
 TEST_ADAPTER_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/test-adapter/go.mod" sigs.k8s.io/custom-metrics-apiserver)
+KEDA_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/keda/go.mod" github.com/kedacore/keda/v2)
 PROMETHEUS_NODE_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/prometheus/go.mod" github.com/prometheus/prometheus)
 VICTORIAMETRICS_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/victoriametrics/go.mod" github.com/VictoriaMetrics/VictoriaMetrics)
 THANOS_VERSION=$(modver "$PODPILOT_ROOT/hack/tools/thanos/go.mod" github.com/thanos-io/thanos)
@@ -43,6 +44,10 @@ METRICS_SERVER=$TOOLS_CACHE/metrics-server-$METRICS_SERVER_VERSION-$GO_MINOR/met
 # The custom-metrics-apiserver's test adapter: the other external-metrics adapter podpilot
 # forwards to in the e2e test of --external-metrics-forward.
 TEST_ADAPTER=$TOOLS_CACHE/test-adapter-$TEST_ADAPTER_VERSION-$GO_MINOR/test-adapter
+# KEDA's operator and metrics server (`hack/build-tools.sh keda`): the external-metrics adapter
+# podpilot forwards to in the KEDA tier (make test-keda, test/e2e/keda_test.go).
+KEDA_OPERATOR=$TOOLS_CACHE/keda-$KEDA_VERSION-$GO_MINOR/keda-operator
+KEDA_ADAPTER=$TOOLS_CACHE/keda-$KEDA_VERSION-$GO_MINOR/keda-adapter
 # Debian's prometheus lacks kubernetes_sd_configs: the real node's is built
 # from the same release's module (hack/tools/prometheus).
 PROMETHEUS_NODE=$TOOLS_CACHE/prometheus-$PROMETHEUS_NODE_VERSION-$GO_MINOR/prometheus

@@ -16,7 +16,7 @@ import (
 )
 
 // TestExternalMetricsForwardedToAnotherAdapter runs the custom-metrics-apiserver's test adapter
-// (a real external-metrics adapter, in KEDA's place) on the host beside a podpilot that owns
+// (a real external-metrics adapter that builds in seconds; KEDA itself is keda_test.go's) on the host beside a podpilot that owns
 // v1beta1.external.metrics.k8s.io and forwards to it: through the one APIService, discovery lists
 // both adapters' lists, a forwarded read returns the test adapter's values, and a stock HPA on
 // a forwarded metric and one on podpilot's own external metric both scale, as does a PodAutoscaler

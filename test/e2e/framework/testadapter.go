@@ -69,28 +69,30 @@ func (c *Cluster) StartTestAdapter(ctx context.Context) (*TestAdapter, error) {
 	if err := startLogged(a.cmd, a.LogPath, a.pidFile, a.done); err != nil {
 		return nil, fmt.Errorf("start test adapter: %w", err)
 	}
-	if err := a.waitReady(ctx, c.Config, certPEM); err != nil {
+	url := fmt.Sprintf("https://127.0.0.1:%d/readyz", a.Port)
+	if err := waitTLSReady(ctx, c.Config, certPEM, url, a.done, "test adapter", a.LogPath); err != nil {
 		a.Stop()
 		return nil, err
 	}
 	return a, nil
 }
 
-// waitReady waits until the adapter's /readyz answers 200 over TLS verified with its CA.
-func (a *TestAdapter) waitReady(ctx context.Context, cfg *rest.Config, ca []byte) error {
+// waitTLSReady waits until url answers 200 over TLS verified with the CA ca, presenting the
+// client certificate of cfg (the cluster's admin), failing early if done is closed (the process
+// named what, logging to logPath, exited).
+func waitTLSReady(ctx context.Context, cfg *rest.Config, ca []byte, url string, done <-chan struct{}, what, logPath string) error {
 	tlsCfg, err := rest.TLSConfigFor(cfg)
 	if err != nil {
-		return fmt.Errorf("client certificate for the test adapter: %w", err)
+		return fmt.Errorf("client certificate for the %s: %w", what, err)
 	}
 	tlsCfg = tlsCfg.Clone()
 	tlsCfg.RootCAs = x509.NewCertPool()
 	tlsCfg.RootCAs.AppendCertsFromPEM(ca)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
-	url := fmt.Sprintf("https://127.0.0.1:%d/readyz", a.Port)
 	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		select {
-		case <-a.done:
-			return false, fmt.Errorf("test adapter exited; log %s", a.LogPath)
+		case <-done:
+			return false, fmt.Errorf("%s exited; log %s", what, logPath)
 		default:
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -105,7 +107,7 @@ func (a *TestAdapter) waitReady(ctx context.Context, cfg *rest.Config, ca []byte
 		return resp.StatusCode == http.StatusOK, nil
 	})
 	if err != nil {
-		return fmt.Errorf("test adapter not ready (log %s): %w", a.LogPath, err)
+		return fmt.Errorf("%s not ready (log %s): %w", what, logPath, err)
 	}
 	return nil
 }
