@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/podpilot/podpilot/pkg/autoscaler/shard"
 )
@@ -43,7 +44,8 @@ type Config struct {
 	// LeaseDuration, RenewDeadline and RetryPeriod are client-go's leader election timings; the
 	// plan is made again every RetryPeriod.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
-	// Clock tells whether a listed Lease has expired; nil means the real clock.
+	// Clock times this replica's observations of the Leases (when it first saw each record), by
+	// which a Lease expires; nil means the real clock.
 	Clock clock.PassiveClock
 }
 
@@ -57,6 +59,17 @@ type Shards struct {
 	mu               sync.Mutex
 	buckets, members []*slot
 	campaigns        sync.WaitGroup
+	// seen is when this replica first listed each Lease's current record (by resourceVersion).
+	// A Lease expires a lease duration after that, by this replica's clock alone, as client-go's
+	// elector judges it: never by the holder's renew time, so that clock skew between replicas
+	// cannot make a live holder's Lease look expired.
+	seen map[string]seenRecord
+}
+
+// seenRecord is one Lease record as this replica first listed it.
+type seenRecord struct {
+	resourceVersion string
+	at              time.Time
 }
 
 // slot is one Lease this replica tries or holds.
@@ -86,7 +99,7 @@ func New(cfg Config) (*Shards, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	s := &Shards{cfg: cfg}
+	s := &Shards{cfg: cfg, seen: map[string]seenRecord{}}
 	for i := range cfg.Shards {
 		s.buckets = append(s.buckets, &slot{name: BucketLease(cfg.Name, i)})
 		s.members = append(s.members, &slot{name: fmt.Sprintf("%s-member-%d", cfg.Name, i)})
@@ -150,27 +163,31 @@ func (s *Shards) step(ctx context.Context, base context.Context) {
 		klog.FromContext(ctx).Error(err, "Listing the autoscaler's Leases failed; keeping the buckets held", "namespace", s.cfg.Namespace)
 		return
 	}
-	byName := map[string]coordinationv1.Lease{}
-	for _, l := range list.Items {
-		byName[l.Name] = l
-	}
 	now := s.cfg.Clock.Now()
-	members, buckets := leasesOf(byName, s.members), leasesOf(byName, s.buckets)
-	start := shard.StartOf(s.cfg.Identity, s.cfg.Shards)
+	byName := map[string]coordinationv1.Lease{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.apply(base, s.members, nil, shard.Plan(shard.Pool{Leases: members, Self: s.cfg.Identity,
+	for _, l := range list.Items {
+		byName[l.Name] = l
+		if r, ok := s.seen[l.Name]; !ok || r.resourceVersion != l.ResourceVersion {
+			s.seen[l.Name] = seenRecord{resourceVersion: l.ResourceVersion, at: now}
+		}
+	}
+	members, buckets := s.leasesOf(byName, s.members), s.leasesOf(byName, s.buckets)
+	start := shard.StartOf(s.cfg.Identity, s.cfg.Shards)
+	s.apply(base, byName, s.members, nil, shard.Plan(shard.Pool{Leases: members, Self: s.cfg.Identity,
 		Held: held(s.members), Trying: trying(s.members), Want: 1, Start: start}, now))
 	want := 0
 	if len(held(s.members)) > 0 {
 		want = shard.FairShare(s.cfg.Shards, max(shard.Live(members, now), 1))
 	}
-	s.apply(base, s.buckets, s.owner, shard.Plan(shard.Pool{Leases: buckets, Self: s.cfg.Identity,
+	s.apply(base, byName, s.buckets, s.owner, shard.Plan(shard.Pool{Leases: buckets, Self: s.cfg.Identity,
 		Held: held(s.buckets), Trying: trying(s.buckets), Want: want, Start: start}, now))
 }
 
-// apply carries out m on slots; s.mu is held.
-func (s *Shards) apply(base context.Context, slots []*slot, owner Owner, m shard.Moves) {
+// apply carries out m on slots; byName are the Leases as listed. A Lease to try that another
+// replica held and let expire is claimed first (see campaign). s.mu is held.
+func (s *Shards) apply(base context.Context, byName map[string]coordinationv1.Lease, slots []*slot, owner Owner, m shard.Moves) {
 	for _, i := range append(m.Release, m.Abandon...) {
 		slots[i].end()
 	}
@@ -179,9 +196,13 @@ func (s *Shards) apply(base context.Context, slots []*slot, owner Owner, m shard
 		if owner != nil {
 			owns = func(key cache.ObjectName) bool { return shard.Bucket(key.Namespace, key.Name, s.cfg.Shards) == i }
 		}
+		var claim *coordinationv1.Lease
+		if l, ok := byName[slots[i].name]; ok && ptr.Deref(l.Spec.HolderIdentity, "") != "" && *l.Spec.HolderIdentity != s.cfg.Identity {
+			claim = l.DeepCopy()
+		}
 		ctx, cancel := context.WithCancel(base)
 		slots[i].cancel = cancel
-		s.campaigns.Go(func() { s.campaign(ctx, cancel, slots[i], owner, owns) })
+		s.campaigns.Go(func() { s.campaign(ctx, cancel, slots[i], claim, owner, owns) })
 	}
 }
 
@@ -216,8 +237,9 @@ func trying(slots []*slot) []int {
 	return out
 }
 
-// leasesOf returns the Leases of slots as package shard reads them; a missing one is free.
-func leasesOf(byName map[string]coordinationv1.Lease, slots []*slot) []shard.Lease {
+// leasesOf returns the Leases of slots as package shard reads them, renewed when this replica
+// first saw their current record; a missing one is free. s.mu is held.
+func (s *Shards) leasesOf(byName map[string]coordinationv1.Lease, slots []*slot) []shard.Lease {
 	out := make([]shard.Lease, len(slots))
 	for i, sl := range slots {
 		l, ok := byName[sl.name]
@@ -225,9 +247,7 @@ func leasesOf(byName map[string]coordinationv1.Lease, slots []*slot) []shard.Lea
 			continue
 		}
 		out[i].Holder = *l.Spec.HolderIdentity
-		if l.Spec.RenewTime != nil {
-			out[i].RenewTime = l.Spec.RenewTime.Time
-		}
+		out[i].RenewTime = s.seen[sl.name].at
 		if l.Spec.LeaseDurationSeconds != nil {
 			out[i].Duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
 		}

@@ -15,6 +15,8 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/podpilot/podpilot/pkg/autoscaler/shard"
 )
@@ -233,6 +235,59 @@ func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 		c.change(&cfg)
 		if _, err := New(cfg); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%s: New = %v, want ErrInvalidConfig", c.name, err)
+		}
+	}
+}
+
+// TestAnExpiredLeaseIsClaimedOnceItHasBeenWatchedForALeaseDuration: a replica that has watched a
+// dead replica's Leases take no renewal for a lease duration (by its own clock) claims them at
+// once, conditioned on the listed resourceVersion, instead of starting an elector that would
+// wait a further lease duration from its own first look (the e2e handover took two).
+func TestAnExpiredLeaseIsClaimedOnceItHasBeenWatchedForALeaseDuration(t *testing.T) {
+	const leaseDuration = time.Hour // an elector's own wait could never be what takes the Leases here
+	dead := "z"
+	var objs []runtime.Object
+	for _, name := range []string{"podpilot-member-0", BucketLease("podpilot", 0), BucketLease("podpilot", 1)} {
+		objs = append(objs, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "podpilot-system", Name: name, ResourceVersion: "7"},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &dead, LeaseDurationSeconds: ptr.To[int32](3600),
+				RenewTime: &metav1.MicroTime{Time: time.Now().Add(24 * time.Hour)}}, // z's clock runs a day ahead: only this replica's own watch can expire them
+		})
+	}
+	client := kubefake.NewClientset(objs...)
+	var mu sync.Mutex
+	claims := map[string]string{} // Lease → resourceVersion of the update that made "a" its holder over z
+	client.PrependReactor("update", "leases", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		l := a.(clienttesting.UpdateAction).GetObject().(*coordinationv1.Lease)
+		if ptr.Deref(l.Spec.HolderIdentity, "") == "a" && ptr.Deref(l.Spec.LeaseTransitions, 0) == 1 {
+			mu.Lock()
+			claims[l.Name] = l.ResourceVersion
+			mu.Unlock()
+		}
+		return false, nil, nil
+	})
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	s, err := New(Config{Client: client.CoordinationV1(), Namespace: "podpilot-system", Name: "podpilot", Shards: 2, Identity: "a",
+		LeaseDuration: leaseDuration, RenewDeadline: 40 * time.Minute, RetryPeriod: 50 * time.Millisecond, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, s, &owner{})
+	waitFor(t, "a member slot of its own beside z's", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(held(s.members)) == 1
+	})
+	if h := r.s.Held(); len(h) != 0 {
+		t.Fatalf("held %v while z's Leases were watched for less than a lease duration; want none", h)
+	}
+	clk.SetTime(clk.Now().Add(leaseDuration + time.Second))
+	waitFor(t, "both of z's buckets claimed and held", func() bool { return len(r.s.Held()) == 2 })
+	mu.Lock()
+	defer mu.Unlock()
+	for _, name := range []string{BucketLease("podpilot", 0), BucketLease("podpilot", 1)} {
+		if claims[name] != "7" {
+			t.Errorf("Lease %s claimed with resourceVersion %q, want the listed %q (a conditional update)", name, claims[name], "7")
 		}
 	}
 }
