@@ -72,7 +72,9 @@ func TestCompareHPAReadsTheHPAsRecordedDesiredReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	qps := model.Matrix{podSeries("vg1-vanguard-5d8f7c9b4-aaaaa", 2000, 2000, 2000), podSeries("vg1-vanguard-5d8f7c9b4-bbbbb", 2000, 2000, 2000)}
-	ksm := func(v ...float64) model.Matrix { return model.Matrix{&model.SampleStream{Values: podSeries("", v...).Values}} }
+	ksm := func(v ...float64) model.Matrix {
+		return model.Matrix{&model.SampleStream{Values: podSeries("", v...).Values}}
+	}
 	discovered := []model.LabelSet{{"__name__": "zdns_vanguard_qps", "namespace": "ns", "pod": "vg1-vanguard-5d8f7c9b4-aaaaa"}}
 	tests := []struct {
 		name    string
@@ -140,4 +142,3 @@ func TestCompareHPARefusesWhatReplayRefuses(t *testing.T) {
 		})
 	}
 }
-
