@@ -10,6 +10,7 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/podpilot/podpilot/pkg/autoscaler/hpaconv"
+	"github.com/podpilot/podpilot/pkg/replay"
 )
 
 // Defaults of Options.
@@ -42,11 +43,17 @@ type Options struct {
 	ApplyWait time.Duration
 	// PollInterval is how often the PodAutoscaler's status is read while waiting.
 	PollInterval time.Duration
+	// Compare replays each converted PodAutoscaler over Prometheus history and compares it with
+	// its HPA's recorded desired replicas, instead of printing YAML.
+	Compare bool
+	// Replay are `podpilot replay`'s history options, which --compare reads with.
+	Replay *replay.Options
 }
 
 // NewOptions returns Options with their defaults: upstream's kube-controller-manager flags.
 func NewOptions() *Options {
-	return &Options{Controller: hpaconv.UpstreamDefaults(), ApplyWait: DefaultApplyWait, PollInterval: defaultPollInterval}
+	return &Options{Controller: hpaconv.UpstreamDefaults(), ApplyWait: DefaultApplyWait, PollInterval: defaultPollInterval,
+		Replay: replay.NewOptions()}
 }
 
 // Flags returns the options' flags by section.
@@ -68,6 +75,11 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 			"delete the HPA, turn dryRun off. Rerunning finishes any hand-over an interruption left.")
 	apply.DurationVar(&o.ApplyWait, "apply-wait", o.ApplyWait,
 		"How long --apply waits for each PodAutoscaler's first dry-run decision (status for its current spec, metrics read) before it leaves that target to its HPA.")
+	fss.FlagSet("compare").BoolVar(&o.Compare, "compare", o.Compare,
+		"Instead of printing YAML, replay each PodAutoscaler over Prometheus history (the --prometheus-* and replay flags, as podpilot replay's) "+
+			"and compare its desired replicas with its HPA's recorded ones (kube-state-metrics' kube_horizontalpodautoscaler_status_desired_replicas). "+
+			"Exit status 1 unless every pair was compared and agreed within one step.")
+	o.Replay.AddHistoryFlags(&fss)
 	return fss
 }
 
@@ -103,6 +115,12 @@ func (o *Options) Validate() error {
 	}
 	if o.ApplyWait <= 0 || o.PollInterval <= 0 {
 		errs = append(errs, fmt.Errorf("--apply-wait must be positive, got %s", o.ApplyWait))
+	}
+	if o.Compare && o.Apply {
+		errs = append(errs, errors.New("--compare reports and hands nothing over: run --apply after it, not with it"))
+	}
+	if o.Compare {
+		errs = append(errs, o.Replay.ValidateHistory()...)
 	}
 	for _, err := range o.Controller.Validate() {
 		errs = append(errs, fmt.Errorf("kube-controller-manager flags: %w", err))

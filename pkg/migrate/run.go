@@ -7,9 +7,11 @@ import (
 	"io"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/utils/clock"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
 	"github.com/podpilot/podpilot/pkg/autoscaler/hpaconv"
+	"github.com/podpilot/podpilot/pkg/replay"
 )
 
 // ErrIncomplete means some HPAs were refused, or some hand-overs did not finish; Run returns it
@@ -53,6 +55,9 @@ func run(ctx context.Context, o *Options, c *Clients, stdin io.Reader, stdout, s
 		printServerFlags(stderr, o.Controller)
 	}
 	failed := 0
+	if o.Compare {
+		return compareRun(ctx, o, c, pairs, refused, len(hpas), stdout)
+	}
 	if o.Apply {
 		failed = newApplier(o, c, stdout).applyAll(ctx, pairs)
 	} else if err := writeYAML(stdout, pairs); err != nil {
@@ -63,6 +68,27 @@ func run(ctx context.Context, o *Options, c *Clients, stdin io.Reader, stdout, s
 		return fmt.Errorf("%d of %d HorizontalPodAutoscalers refused, %d hand-overs not finished: %w", refused, len(hpas), failed, ErrIncomplete)
 	case refused > 0:
 		return fmt.Errorf("%d of %d HorizontalPodAutoscalers refused: %w", refused, len(hpas), ErrIncomplete)
+	}
+	return nil
+}
+
+// compareRun is run's --compare: the report on stdout instead of the YAML.
+func compareRun(ctx context.Context, o *Options, c *Clients, pairs []pair, refused, total int, stdout io.Writer) error {
+	var src replay.Source
+	if c != nil {
+		src = c.History
+	}
+	s, err := o.Replay.NewSession(clock.RealClock{}, src)
+	if err != nil {
+		return fmt.Errorf("--compare: %w", err)
+	}
+	failed := compareAll(ctx, s, o.Controller, pairs, stdout)
+	switch {
+	case failed > 0:
+		return fmt.Errorf("%d of %d HorizontalPodAutoscalers refused, %d of %d pairs not shown to decide the same: %w",
+			refused, total, failed, len(pairs), ErrCompareFailed)
+	case refused > 0:
+		return fmt.Errorf("%d of %d HorizontalPodAutoscalers refused: %w", refused, total, ErrIncomplete)
 	}
 	return nil
 }

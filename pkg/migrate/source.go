@@ -15,14 +15,17 @@ import (
 
 	"github.com/podpilot/podpilot/pkg/autoscaler/hpaconv"
 	"github.com/podpilot/podpilot/pkg/generated/clientset/versioned"
+	"github.com/podpilot/podpilot/pkg/replay"
 )
 
-// Clients are the cluster's clients; nil in file mode without --apply.
+// Clients are the cluster's clients (nil in file mode), and Prometheus for --compare.
 type Clients struct {
 	// Kube reads and deletes HorizontalPodAutoscalers.
 	Kube kubernetes.Interface
 	// Podpilot reads and writes PodAutoscalers.
 	Podpilot versioned.Interface
+	// History reads Prometheus for --compare; nil connects with the --prometheus-* options.
+	History replay.Source
 }
 
 // NewClients returns the clients of the cluster o names, as kubectl finds it.

@@ -76,23 +76,38 @@ func NewOptions() *Options {
 func (o *Options) Flags() cliflag.NamedFlagSets {
 	var fss cliflag.NamedFlagSets
 	o.Prometheus.AddFlags(fss.FlagSet("prometheus"))
-	o.addReplayFlags(fss.FlagSet("replay"))
+	fs := fss.FlagSet("replay")
+	o.addSpecFlags(fs)
+	o.addHistoryFlags(fs)
 	o.Prediction.AddFlags(fss.FlagSet("prediction"))
 	return fss
 }
 
-func (o *Options) addReplayFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.RulesFile, "config", o.RulesFile, "The server's rule file (prometheus-adapter format); unset uses the built-in default rules.")
+// AddHistoryFlags adds to fss the flags that choose the history and how it is read and modelled
+// (--prometheus-*, --config, --from, --to, --step, --ready-delay, the requests and the pods'
+// names), without the specs' own: what `podpilot migrate --compare` shares with replay.
+func (o *Options) AddHistoryFlags(fss *cliflag.NamedFlagSets) {
+	o.Prometheus.AddFlags(fss.FlagSet("prometheus"))
+	o.addHistoryFlags(fss.FlagSet("replay"))
+}
+
+// addSpecFlags adds the flags of the specs replay reads and of what it writes.
+func (o *Options) addSpecFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "Namespace of the workload; unset takes each PodAutoscaler's metadata.namespace.")
-	fs.StringVar(&o.From, "from", o.From, "Start of the history: RFC 3339, now, or a duration relative to now (e.g. -24h).")
-	fs.StringVar(&o.To, "to", o.To, "End of the history: RFC 3339, now, or a duration relative to now.")
-	fs.DurationVar(&o.Step, "step", o.Step, "Time between replayed decisions: the sync period being modelled (the server's --autoscaler-sync-period).")
 	fs.StringArrayVarP(&o.Files, "filename", "f", o.Files, "PodAutoscaler file to replay. Repeatable: the specs are replayed side by side.")
 	fs.StringVar(&o.Out, "out", o.Out, "Directory for each spec's table (<name>.csv) and chart (<name>.svg); unset writes only the summary.")
-	fs.DurationVar(&o.ReadyDelay, "ready-delay", o.ReadyDelay, "How long a replayed new pod takes to become ready and take load.")
 	fs.DurationVar(&o.DownscaleStabilization, "autoscaler-downscale-stabilization", o.DownscaleStabilization,
 		"The server's default scale-down stabilization window being modelled.")
 	fs.Float64Var(&o.Tolerance, "autoscaler-tolerance", o.Tolerance, "The server's default tolerance being modelled.")
+}
+
+// addHistoryFlags adds the flags of the history and of its model.
+func (o *Options) addHistoryFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.RulesFile, "config", o.RulesFile, "The server's rule file (prometheus-adapter format); unset uses the built-in default rules.")
+	fs.StringVar(&o.From, "from", o.From, "Start of the history: RFC 3339, now, or a duration relative to now (e.g. -24h).")
+	fs.StringVar(&o.To, "to", o.To, "End of the history: RFC 3339, now, or a duration relative to now.")
+	fs.DurationVar(&o.Step, "step", o.Step, "Time between replayed decisions: the sync period being modelled (the server's --autoscaler-sync-period).")
+	fs.DurationVar(&o.ReadyDelay, "ready-delay", o.ReadyDelay, "How long a replayed new pod takes to become ready and take load.")
 	fs.StringToStringVar(&o.PodRequests, "pod-requests", o.PodRequests,
 		"Each pod's resource requests, e.g. cpu=500m,memory=256Mi; needed for Utilization targets.")
 	fs.StringToStringVar(&o.ContainerRequests, "container-requests", o.ContainerRequests,
@@ -103,10 +118,16 @@ func (o *Options) addReplayFlags(fs *pflag.FlagSet) {
 
 // Validate returns every problem with the options.
 func (o *Options) Validate() []error {
-	errs := append(o.Prometheus.Validate(), o.Prediction.Validate()...)
+	errs := append(o.ValidateHistory(), o.Prediction.Validate()...)
 	if len(o.Files) == 0 {
 		errs = append(errs, errors.New("at least one -f PodAutoscaler file is required"))
 	}
+	return errs
+}
+
+// ValidateHistory returns every problem with the options AddHistoryFlags adds.
+func (o *Options) ValidateHistory() []error {
+	errs := o.Prometheus.Validate()
 	if o.Step <= 0 {
 		errs = append(errs, fmt.Errorf("--step must be positive, got %s", o.Step))
 	}

@@ -24,26 +24,13 @@ func Run(ctx context.Context, o *Options, c clock.PassiveClock, stdout io.Writer
 	if errs := o.Validate(); len(errs) > 0 {
 		return fmt.Errorf("invalid flags: %w", utilerrors.NewAggregate(errs))
 	}
-	w, err := o.window(c)
+	s, err := o.NewSession(c, nil)
 	if err != nil {
 		return err
 	}
-	set, err := o.ruleSet()
-	if err != nil {
-		return err
-	}
-	requests, err := o.requests()
-	if err != nil {
-		return err
-	}
-	src, err := o.source()
-	if err != nil {
-		return err
-	}
-	model := o.model(requests)
+	w, model, requests := s.Window, s.Model, s.Model.Requests
 	var summaries []Summary
 	names := map[string]int{}
-	memo := NewRangeMemo() // the specs share the queries they ask alike
 	for _, f := range o.Files {
 		spec, err := LoadSpec(f)
 		if err != nil {
@@ -62,7 +49,7 @@ func Run(ctx context.Context, o *Options, c clock.PassiveClock, stdout io.Writer
 		if ns == "" {
 			return fmt.Errorf("replay %s: no namespace: set --namespace or the PodAutoscaler's metadata.namespace", f)
 		}
-		r := &Reader{Source: src, Rules: set, Namespace: ns, PodName: o.podNameRegex(), Memo: memo}
+		r := &Reader{Source: s.Source, Rules: s.Rules, Namespace: ns, PodName: s.PodName, Memo: s.Memo} // the specs share the queries they ask alike
 		ss, err := o.replaySpec(ctx, r, spec, w, model, &requests)
 		if err != nil {
 			return fmt.Errorf("replay %s: %w", f, err)

@@ -17,7 +17,7 @@ func newMigrateCommand() *cobra.Command {
 	o := migrate.NewOptions()
 	fss := o.Flags()
 	cmd := &cobra.Command{
-		Use:   "migrate (-f hpa.yaml ... | --from-cluster [--namespace=NS]) [--apply]",
+		Use:   "migrate (-f hpa.yaml ... | --from-cluster [--namespace=NS]) [--apply | --compare --prometheus-url=URL [--from=-24h --to=now]]",
 		Short: "Convert HorizontalPodAutoscalers to their exact PodAutoscaler equivalents, and hand targets over",
 		Long: `migrate reads autoscaling/v2 HorizontalPodAutoscalers (from files, or from the cluster) and
 prints the equivalent PodAutoscalers as YAML on stdout, to commit or apply: the same target, bounds,
@@ -34,7 +34,13 @@ migrate then exits with status 1 (after printing every PodAutoscaler it could co
 With --from-cluster --apply, each target is handed over from its HPA to its PodAutoscaler: created
 in dryRun beside the HPA, its first decision awaited (--apply-wait), the HPA deleted, dryRun turned
 off. Rerunning finishes any hand-over an interruption left. Exit status 1 if any HPA was refused or
-any hand-over did not finish. See docs/migrating-from-hpa.md.`,
+any hand-over did not finish.
+
+With --compare, instead of the YAML, each PodAutoscaler is replayed over Prometheus history (the
+flags and the rule file of podpilot replay) and its desired replicas compared, step by step, with
+its HPA's recorded ones (kube-state-metrics' kube_horizontalpodautoscaler_status_desired_replicas):
+steps compared, steps that differ, the first few, and a verdict per pair. Exit status 1 unless
+every pair was compared and agreed within one step. See docs/migrating-from-hpa.md.`,
 		SilenceUsage: true,
 		Args:         cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

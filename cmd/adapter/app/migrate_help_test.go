@@ -56,3 +56,40 @@ func TestMigrateDefaultsAreUpstreamsAndPodpilots(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateCompareTakesReplaysHistoryFlags: migrate --compare reads the history with podpilot
+// replay's flags, the same definitions, beside migrate's own -f and --namespace.
+func TestMigrateCompareTakesReplaysHistoryFlags(t *testing.T) {
+	cmd, _, err := NewCommand().Find([]string{"migrate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--compare", "-f", "hpas.yaml", "--prometheus-url=http://prometheus:9090/", "--config=rules.yaml",
+		"--from=-2h", "--to=now", "--step=30s", "--pod-requests=cpu=500m"}
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatalf("parse %v: %v", args, err)
+	}
+	replayCmd, _, err := NewCommand().Find([]string{"replay"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"prometheus-url", "config", "from", "to", "step", "ready-delay", "pod-requests", "container-requests", "pod-name-regex"} {
+		got, want := cmd.Flags().Lookup(name), replayCmd.Flags().Lookup(name)
+		if got == nil || want == nil || got.Usage != want.Usage || got.DefValue != want.DefValue {
+			t.Errorf("migrate --%s = %+v, want replay's %+v", name, got, want)
+		}
+	}
+	for name, want := range map[string]string{"compare": "true", "step": "30s", "from": "-2h", "config": "rules.yaml"} {
+		if got := cmd.Flags().Lookup(name).Value.String(); got != want {
+			t.Errorf("--%s = %s, want %s", name, got, want)
+		}
+	}
+	if f := cmd.Flags().Lookup("filename"); !strings.Contains(f.Usage, "HorizontalPodAutoscaler") {
+		t.Errorf("-f is %q, want migrate's own (HPA files), not replay's", f.Usage)
+	}
+	for _, name := range []string{"out", "autoscaler-tolerance"} {
+		if cmd.Flags().Lookup(name) != nil {
+			t.Errorf("migrate has replay's --%s, which --compare takes from the HPAs' flags instead", name)
+		}
+	}
+}
