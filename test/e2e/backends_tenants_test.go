@@ -19,6 +19,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podpilot/podpilot/test/e2e/framework"
 )
 
 // discoveryTenant is the fixed tenant of the gateway's backend: series discovery only.
@@ -137,7 +139,8 @@ func TestBackendTenantPerNamespace(t *testing.T) {
 	if err := os.WriteFile(rulesFile, []byte(fmt.Sprintf(tenantRules, gw.srv.URL)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := takeOver(ctx, t, 1, "--config="+rulesFile, shareMaxAgeArg)[0]
+	// The rules have no resourceRules, so this podpilot does not serve metrics.k8s.io.
+	p := takeOverServing(ctx, t, framework.CustomAndExternalAPIServices, 1, "--config="+rulesFile, shareMaxAgeArg)[0]
 	exp := serveExporter(t)
 	want := map[string]int32{}
 	var namespaces []string

@@ -55,6 +55,16 @@ func sharedArgs() []string {
 // autoscaler of every PodAutoscaler, so two would fight over the targets.
 func takeOver(ctx context.Context, t *testing.T, n int, extra ...string) []*framework.Podpilot {
 	t.Helper()
+	return takeOverServing(ctx, t, framework.MetricsAPIServices, n, extra...)
+}
+
+// takeOverServing is takeOver for podpilots that serve only the APIServices
+// apis, e.g. framework.CustomAndExternalAPIServices when extra names a rule
+// file without resourceRules (podpilot then does not serve metrics.k8s.io):
+// those are registered at the first, the others deleted until the shared
+// podpilot, which serves them all, registers them again.
+func takeOverServing(ctx context.Context, t *testing.T, apis []string, n int, extra ...string) []*framework.Podpilot {
+	t.Helper()
 	metricsServer.Stop()
 	t.Cleanup(func() {
 		if err := startMetricsServer(context.WithoutCancel(ctx)); err != nil {
@@ -70,7 +80,7 @@ func takeOver(ctx context.Context, t *testing.T, n int, extra ...string) []*fram
 			t.Fatal(err)
 		}
 	}
-	if err := cluster.RegisterMetricsAPIs(ctx, ps[0].Port); err != nil {
+	if err := cluster.RegisterSomeMetricsAPIs(ctx, ps[0].Port, apis...); err != nil {
 		t.Fatal(err)
 	}
 	return ps

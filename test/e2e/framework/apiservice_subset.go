@@ -4,11 +4,19 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// CustomAndExternalAPIServices are MetricsAPIServices less metrics.k8s.io:
+// what podpilot serves when its rule file has no resourceRules.
+var CustomAndExternalAPIServices = slices.DeleteFunc(slices.Clone(MetricsAPIServices), func(name string) bool {
+	_, group, _ := strings.Cut(name, ".")
+	return group == "metrics.k8s.io"
+})
 
 // RegisterSomeMetricsAPIs is RegisterMetricsAPIs for a podpilot that serves
 // only some of MetricsAPIServices, e.g. no metrics.k8s.io because its rules
