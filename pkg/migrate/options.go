@@ -107,6 +107,19 @@ func (o *Options) Validate() error {
 	if o.Namespace != "" && !o.FromCluster {
 		errs = append(errs, errors.New("--namespace applies to --from-cluster only"))
 	}
+	errs = append(errs, o.validateApply()...)
+	if o.Compare {
+		errs = append(errs, o.Replay.ValidateHistory()...)
+	}
+	for _, err := range o.Controller.Validate() {
+		errs = append(errs, fmt.Errorf("kube-controller-manager flags: %w", err))
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// validateApply returns the problems with --apply and the flags that go with it.
+func (o *Options) validateApply() []error {
+	var errs []error
 	if o.Apply && !o.FromCluster {
 		errs = append(errs, errors.New("--apply needs --from-cluster"))
 	}
@@ -119,11 +132,5 @@ func (o *Options) Validate() error {
 	if o.Compare && o.Apply {
 		errs = append(errs, errors.New("--compare reports and hands nothing over: run --apply after it, not with it"))
 	}
-	if o.Compare {
-		errs = append(errs, o.Replay.ValidateHistory()...)
-	}
-	for _, err := range o.Controller.Validate() {
-		errs = append(errs, fmt.Errorf("kube-controller-manager flags: %w", err))
-	}
-	return utilerrors.NewAggregate(errs)
+	return errs
 }
