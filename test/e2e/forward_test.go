@@ -39,24 +39,7 @@ func TestExternalMetricsForwardedToAnotherAdapter(t *testing.T) {
 	own := "/apis/external.metrics.k8s.io/v1beta1/namespaces/" + ns + "/zdns_upstream_pending_queries?labelSelector=" + url.QueryEscape("upstream=a")
 	forwarded := "/apis/external.metrics.k8s.io/v1beta1/namespaces/" + ns + "/my-external-metric?labelSelector=" + url.QueryEscape("foo=bar")
 
-	framework.WaitFor(ctx, t, time.Minute, "discovery lists podpilot's and the test adapter's external metrics", func(ctx context.Context) (bool, string, error) {
-		b, err := cluster.RawGet(ctx, "/apis/external.metrics.k8s.io/v1beta1")
-		if err != nil {
-			return false, "", err
-		}
-		var rl metav1.APIResourceList
-		if err := json.Unmarshal(b, &rl); err != nil {
-			return false, "", err
-		}
-		var names []string
-		for _, r := range rl.APIResources {
-			names = append(names, r.Name)
-		}
-		// The test adapter lists one name, externalmetrics (its provider's default list), not the
-		// metrics it serves; podpilot does not serve that name, so it comes from the test adapter.
-		return slices.Contains(names, "zdns_upstream_pending_queries") && slices.Contains(names, "externalmetrics"),
-			fmt.Sprintf("%v", names), nil
-	})
+	waitExternalDiscovery(ctx, t)
 	for path, want := range map[string]float64{own: 30, forwarded: 42} {
 		framework.WaitFor(ctx, t, time.Minute, fmt.Sprintf("%v from %s", want, path), func(ctx context.Context) (bool, string, error) {
 			l, err := getMetrics(ctx, path)
@@ -108,4 +91,28 @@ func TestExternalMetricsForwardedToAnotherAdapter(t *testing.T) {
 	}
 	cluster.HoldReplicas(ctx, t, 10*time.Second, "Deployment", ns, "podpilot-own", 3)
 	cluster.HoldReplicas(ctx, t, 5*time.Second, "Deployment", ns, "ppa-forwarded", 5) // held on failed reads
+}
+
+// waitExternalDiscovery waits until discovery lists podpilot's external metric and the other
+// adapter's list (the custom-metrics-apiserver's test adapter and KEDA's metrics server both list
+// the library's placeholder, externalmetrics, not the metrics they serve; podpilot serves no
+// metric of that name, so it comes from the other adapter).
+func waitExternalDiscovery(ctx context.Context, t *testing.T) {
+	t.Helper()
+	framework.WaitFor(ctx, t, time.Minute, "discovery lists podpilot's and the other adapter's external metrics", func(ctx context.Context) (bool, string, error) {
+		b, err := cluster.RawGet(ctx, "/apis/external.metrics.k8s.io/v1beta1")
+		if err != nil {
+			return false, "", err
+		}
+		var rl metav1.APIResourceList
+		if err := json.Unmarshal(b, &rl); err != nil {
+			return false, "", err
+		}
+		var names []string
+		for _, r := range rl.APIResources {
+			names = append(names, r.Name)
+		}
+		return slices.Contains(names, "zdns_upstream_pending_queries") && slices.Contains(names, "externalmetrics"),
+			fmt.Sprintf("%v", names), nil
+	})
 }

@@ -9,11 +9,9 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,27 +136,4 @@ func waitKEDAHPA(ctx context.Context, t *testing.T, ns, name string) autoscaling
 		return true, "", nil
 	})
 	return id
-}
-
-// waitExternalDiscovery waits until discovery lists podpilot's external metric and KEDA's list
-// (KEDA's metrics server lists the custom-metrics-apiserver's placeholder, externalmetrics, not
-// the metrics it serves; podpilot serves no metric of that name).
-func waitExternalDiscovery(ctx context.Context, t *testing.T) {
-	t.Helper()
-	framework.WaitFor(ctx, t, time.Minute, "discovery lists podpilot's and KEDA's external metrics", func(ctx context.Context) (bool, string, error) {
-		b, err := cluster.RawGet(ctx, "/apis/external.metrics.k8s.io/v1beta1")
-		if err != nil {
-			return false, "", err
-		}
-		var rl metav1.APIResourceList
-		if err := json.Unmarshal(b, &rl); err != nil {
-			return false, "", err
-		}
-		var names []string
-		for _, r := range rl.APIResources {
-			names = append(names, r.Name)
-		}
-		return slices.Contains(names, "zdns_upstream_pending_queries") && slices.Contains(names, "externalmetrics"),
-			fmt.Sprintf("%v", names), nil
-	})
 }

@@ -124,13 +124,22 @@ func (c *Cluster) ensureServingSecret(ctx context.Context) ([]byte, error) {
 // servingCertificate makes a CA and a serving certificate for dnsName
 // signed by it, PEM-encoded.
 func servingCertificate(dnsName string) (caPEM, certPEM, keyPEM []byte, err error) {
+	return signedCertificate(&x509.Certificate{
+		Subject: pkix.Name{CommonName: dnsName}, DNSNames: []string{dnsName, dnsName + ".cluster.local"},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	})
+}
+
+// signedCertificate makes a CA and a certificate of leaf's names and uses signed by it, valid
+// for a day, PEM-encoded.
+func signedCertificate(leaf *x509.Certificate) (caPEM, certPEM, keyPEM []byte, err error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("generate CA key: %w", err)
 	}
 	now := time.Now()
 	ca := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "podpilot-local-serving-ca"},
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "podpilot-e2e-ca"},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
 	}
@@ -140,21 +149,18 @@ func servingCertificate(dnsName string) (caPEM, certPEM, keyPEM []byte, err erro
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("generate serving key: %w", err)
+		return nil, nil, nil, fmt.Errorf("generate key: %w", err)
 	}
-	leaf := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: dnsName},
-		DNSNames:  []string{dnsName, dnsName + ".cluster.local"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
+	leaf.SerialNumber = big.NewInt(2)
+	leaf.NotBefore, leaf.NotAfter = now.Add(-time.Hour), now.Add(24*time.Hour)
+	leaf.KeyUsage = x509.KeyUsageDigitalSignature
 	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("sign serving certificate: %w", err)
+		return nil, nil, nil, fmt.Errorf("sign certificate for %s: %w", leaf.Subject.CommonName, err)
 	}
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("encode serving key: %w", err)
+		return nil, nil, nil, fmt.Errorf("encode key: %w", err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
 		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leafDER}),

@@ -89,7 +89,13 @@ func waitTLSReady(ctx context.Context, cfg *rest.Config, ca []byte, url string, 
 	tlsCfg.RootCAs = x509.NewCertPool()
 	tlsCfg.RootCAs.AppendCertsFromPEM(ca)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	return waitReady(ctx, client, url, done, what, logPath)
+}
+
+// waitReady waits until url answers 200 through client, failing early if done is closed (the
+// process named what, logging to logPath, exited).
+func waitReady(ctx context.Context, client *http.Client, url string, done <-chan struct{}, what, logPath string) error {
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		select {
 		case <-done:
 			return false, fmt.Errorf("%s exited; log %s", what, logPath)
