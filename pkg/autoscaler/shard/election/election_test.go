@@ -88,6 +88,24 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// startRound waits until r holds key's bucket and starts a round of key: it returns the round's
+// context and finish, which ends the round (once; the test's cleanup also calls it, before Run's
+// cleanup waits for the round, should the test fail first).
+func startRound(t *testing.T, r *replica, key cache.ObjectName) (context.Context, func()) {
+	t.Helper()
+	var round context.Context
+	var done func()
+	waitFor(t, "the key's bucket held", func() bool {
+		var ok bool
+		round, done, ok = r.s.Own(key)
+		return ok
+	})
+	var once sync.Once
+	finish := func() { once.Do(done) }
+	t.Cleanup(finish)
+	return round, finish
+}
+
 // spread reports whether the replicas hold every bucket once, each its want.
 func spread(rs []*replica, want ...int) bool {
 	seen := map[int]bool{}
@@ -141,16 +159,7 @@ func TestALostBucketStopsItsRoundsBeforeItIsForgotten(t *testing.T) {
 		return false, nil, nil
 	})
 	r := start(t, newShards(t, client, "a"), o)
-	var round context.Context
-	var done func()
-	waitFor(t, "the key's bucket held", func() bool {
-		var ok bool
-		round, done, ok = r.s.Own(key)
-		return ok
-	})
-	var once sync.Once
-	finish := func() { once.Do(done) }
-	t.Cleanup(finish) // before Run's cleanup waits for the round, should the test fail first
+	round, finish := startRound(t, r, key)
 
 	// Renewals of the key's bucket fail: the round in flight is cancelled, and no new round may start;
 	// the key is forgotten only once the round in flight is done.
@@ -173,15 +182,7 @@ func TestShutdownStopsRoundsBeforeReleasingTheLeases(t *testing.T) {
 	key := cache.ObjectName{Namespace: "default", Name: "web"}
 	o := &owner{keys: []cache.ObjectName{key}}
 	r := start(t, newShards(t, client, "a"), o)
-	var done func()
-	waitFor(t, "the key's bucket held", func() bool {
-		var ok bool
-		_, done, ok = r.s.Own(key)
-		return ok
-	})
-	var once sync.Once
-	finish := func() { once.Do(done) }
-	t.Cleanup(finish) // before Run's cleanup waits for the round, should the test fail first
+	_, finish := startRound(t, r, key)
 	lease := BucketLease("podpilot", shard.Bucket(key.Namespace, key.Name, 6))
 	r.stop()
 	waitFor(t, "the key's rounds stopped", func() bool {
