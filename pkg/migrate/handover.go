@@ -58,17 +58,18 @@ func newApplier(o *Options, c *Clients, out io.Writer) *applier {
 	return &applier{o: o, c: c, out: out}
 }
 
-// applyAll hands over each pair, then finishes the hand-overs an interruption left after (c). It
-// returns how many did not finish. Step (a) runs for every target first, so that the
-// PodAutoscalers make their first decisions in their own rounds, together, while each is awaited
-// in turn: a fleet waits about one sync period, not one per target.
+// applyAll first finishes the hand-overs an interruption left after (c), since those targets
+// have no active autoscaler until it does, then hands over each pair. It returns how many did not
+// finish. Step (a) runs for every target first, so that the PodAutoscalers make their first
+// decisions in their own rounds, together, while each is awaited in turn: a fleet waits about
+// one sync period, not one per target.
 func (a *applier) applyAll(ctx context.Context, pairs []pair) int {
+	failed := a.finishInterrupted(ctx, pairs)
 	rivals, err := a.activeRivals(ctx)
 	if err != nil {
 		fmt.Fprintf(a.out, "no hand-over: %v\n", err)
-		return len(pairs)
+		return failed + len(pairs)
 	}
-	failed := 0
 	var ready []pair
 	for _, p := range pairs {
 		err := checkTargetFree(rivals, p.pa)
@@ -88,7 +89,7 @@ func (a *applier) applyAll(ctx context.Context, pairs []pair) int {
 			failed++
 		}
 	}
-	return failed + a.finishInterrupted(ctx, pairs)
+	return failed
 }
 
 // handOver runs steps (b) to (d) for h and its PodAutoscaler want, which step (a) wrote.
