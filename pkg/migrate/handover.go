@@ -31,7 +31,8 @@ import (
 //
 // A rerun finds each target in one of these states and finishes: an HPA beside a dry-run
 // PodAutoscaler written by migrate repeats (a) to (d); a dry-run PodAutoscaler written by migrate
-// without its HPA (interrupted after c) gets (d) only. An active PodAutoscaler beside an HPA is
+// without its HPA (interrupted after c) gets (d) only, before any other target is handed over,
+// since that target has no active autoscaler until then. An active PodAutoscaler beside an HPA is
 // refused (the controller's refusal keeps the PodAutoscaler from scaling meanwhile), and so is a
 // PodAutoscaler that migrate did not write.
 
