@@ -130,9 +130,8 @@ func checkFleetTarget(tt *testing.T, ft *fleetTarget, r fleetRecord, syncPeriod 
 		if gap > f.maxGap {
 			f.maxGap, f.maxGapTarget = gap, key
 		}
-		if gap > syncPeriod {
-			t.Errorf("%s: %s between the HPA's deletion and the PodAutoscaler's dryRun off, more than a sync period (%s)", key, gap, syncPeriod)
-		}
+		// A time bound: asserted under -tags faults (make test-faults), logged in make test.
+		checkTiming(t.t, gap <= syncPeriod, "%s: %s between the HPA's deletion and the PodAutoscaler's dryRun off, promised within a sync period (%s)", key, gap, syncPeriod)
 	}
 	first, ok := firstObs(pas, func(o decisionObs) bool {
 		return o.rv > act.rv && o.mode == podpilotv1alpha1.ActiveMode && o.decided
