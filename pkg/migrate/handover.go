@@ -31,7 +31,8 @@ import (
 //
 // A rerun finds each target in one of these states and finishes: an HPA beside a dry-run
 // PodAutoscaler written by migrate repeats (a) to (d); a dry-run PodAutoscaler written by migrate
-// without its HPA (interrupted after c) gets (d) only. An active PodAutoscaler beside an HPA is
+// without its HPA (interrupted after c) gets (d) only, before any other target is handed over,
+// since that target has no active autoscaler until then. An active PodAutoscaler beside an HPA is
 // refused (the controller's refusal keeps the PodAutoscaler from scaling meanwhile), and so is a
 // PodAutoscaler that migrate did not write.
 
@@ -58,17 +59,18 @@ func newApplier(o *Options, c *Clients, out io.Writer) *applier {
 	return &applier{o: o, c: c, out: out}
 }
 
-// applyAll hands over each pair, then finishes the hand-overs an interruption left after (c). It
-// returns how many did not finish. Step (a) runs for every target first, so that the
-// PodAutoscalers make their first decisions in their own rounds, together, while each is awaited
-// in turn: a fleet waits about one sync period, not one per target.
+// applyAll first finishes the hand-overs an interruption left after (c), since those targets
+// have no active autoscaler until it does, then hands over each pair. It returns how many did not
+// finish. Step (a) runs for every target first, so that the PodAutoscalers make their first
+// decisions in their own rounds, together, while each is awaited in turn: a fleet waits about
+// one sync period, not one per target.
 func (a *applier) applyAll(ctx context.Context, pairs []pair) int {
+	failed := a.finishInterrupted(ctx, pairs)
 	rivals, err := a.activeRivals(ctx)
 	if err != nil {
 		fmt.Fprintf(a.out, "no hand-over: %v\n", err)
-		return len(pairs)
+		return failed + len(pairs)
 	}
-	failed := 0
 	var ready []pair
 	for _, p := range pairs {
 		err := checkTargetFree(rivals, p.pa)
@@ -88,7 +90,7 @@ func (a *applier) applyAll(ctx context.Context, pairs []pair) int {
 			failed++
 		}
 	}
-	return failed + a.finishInterrupted(ctx, pairs)
+	return failed
 }
 
 // handOver runs steps (b) to (d) for h and its PodAutoscaler want, which step (a) wrote.

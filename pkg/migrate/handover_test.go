@@ -85,6 +85,26 @@ func TestApplyFinishesAHandOverInterruptedAfterTheHPAWent(t *testing.T) {
 	finished(t, c)
 }
 
+// TestApplyFinishesInterruptedHandOversFirst: a rerun turns active the dry-run PodAutoscalers
+// whose HPA an interruption already deleted before it hands any other target over, since those
+// targets have no active autoscaler meanwhile and each other hand-over may wait --apply-wait.
+func TestApplyFinishesInterruptedHandOversFirst(t *testing.T) {
+	interrupted := converted(t, true)
+	interrupted.Namespace = "blog"
+	c := newCluster(t, interrupted, hpaWeb())
+	out, _, err := c.migrate(t, applyOptions())
+	if err != nil {
+		t.Fatalf("rerun: %v\n%s", err, out)
+	}
+	finished(t, c)
+	finishedIn(t, c, "blog")
+	done := strings.Index(out, "blog/web: interrupted hand-over finished")
+	next := strings.Index(out, "shop/web: PodAutoscaler created in dryRun")
+	if done < 0 || next < 0 || done > next {
+		t.Errorf("the interrupted hand-over of blog/web was not finished before shop/web's began:\n%s", out)
+	}
+}
+
 // TestApplyWhenActivationAndRestoreBothFail: when (d) and the HPA's restore both fail, the error
 // says the target has no active autoscaler and how to finish; the rerun does.
 func TestApplyWhenActivationAndRestoreBothFail(t *testing.T) {
