@@ -67,8 +67,9 @@ func TestFaultShardsPartition(t *testing.T) {
 	}
 	partitioned := proxy.PartitionedAt()
 	framework.WaitFor(ctx, t, 2*lease+10*time.Second, "the survivor to hold the partitioned replica's bucket", func(ctx context.Context) (bool, string, error) {
-		h, err := bucketHolders(ctx, shards)
-		return err == nil && h[bucket] == ids[0], fmt.Sprint(h), err
+		var err error
+		holders, err = bucketHolders(ctx, shards)
+		return err == nil && holders[bucket] == ids[0], fmt.Sprint(holders), err
 	})
 	takeover := time.Since(partitioned)
 	cluster.WaitReplicas(ctx, t, 2*time.Minute, "Deployment", ns, name, 4)
@@ -86,9 +87,11 @@ func TestFaultShardsPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Long enough for the healed replica to list, plan and win buckets back.
+	atTakeover := holderNames(holders, ids)
 	framework.WaitFor(ctx, t, 2*lease+10*time.Second, "four buckets spread 2/2 again", func(ctx context.Context) (bool, string, error) {
-		h, err := bucketHolders(ctx, shards)
-		return err == nil && spreadOver(h, ids, 2), fmt.Sprint(h), err
+		var err error
+		holders, err = bucketHolders(ctx, shards)
+		return err == nil && spreadOver(holders, ids, 2), fmt.Sprint(holders), err
 	})
 	stale := staleWrites(proxy.Requests(), proxy.HealedAt(), ns, name, fmt.Sprintf("podpilot-%d", bucket))
 	landed, held := 0, 0
@@ -115,8 +118,8 @@ func TestFaultShardsPartition(t *testing.T) {
 	for _, p := range ps {
 		assertNoPanic(t, p)
 	}
-	reportFault(t, "shards-partition", "4 buckets 2/2; one replica's apiserver traffic held from its scale write of a doubled load: the survivor held its bucket %s after (lease %s) and rescaled 2 → 4 %s after; at the heal, %d scale/status writes of the stale owner (%d held) answered %v, %d landed",
-		takeover.Round(time.Millisecond), lease, rescaled.Round(time.Millisecond), len(stale), held, codes(stale), landed)
+	reportFault(t, "shards-partition", "4 buckets 2/2; one replica's apiserver traffic held from its scale write of a doubled load: the survivor held its bucket %s after (lease %s; holders then %v, s = survivor, p = partitioned) and rescaled 2 → 4 %s after; at the heal, %d scale/status writes of the stale owner (%d held) answered %v, %d landed; buckets 2/2 again (%v)",
+		takeover.Round(time.Millisecond), lease, atTakeover, rescaled.Round(time.Millisecond), len(stale), held, codes(stale), landed, holderNames(holders, ids))
 }
 
 // isWrite reports whether method changes an object.
@@ -165,4 +168,20 @@ func rescaleLines(p *framework.Podpilot, ns, name string) int {
 		}
 	}
 	return n
+}
+
+// holderNames writes holders as s (ids[0], the survivor), p (ids[1], the partitioned) or - (none).
+func holderNames(holders, ids []string) string {
+	var b strings.Builder
+	for _, h := range holders {
+		switch h {
+		case ids[0]:
+			b.WriteByte('s')
+		case ids[1]:
+			b.WriteByte('p')
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
 }
