@@ -127,8 +127,9 @@ func (c *chaos) injectMidRound() {
 	})
 }
 
-// readMetric is called when a round reads the metric: the bucket is lost there if the round
-// was drawn to lose it at its read.
+// readMetric is called when a round's metric read has its answer: the bucket is lost there if
+// the round was drawn to lose it at its read. The read runs on a goroutine of its own (a shared
+// flight), which the round stops waiting for once the bucket is lost.
 func (c *chaos) readMetric() {
 	if c.mid != nil && c.mid.atRead {
 		c.mid.before++

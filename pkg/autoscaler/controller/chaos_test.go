@@ -229,9 +229,10 @@ func TestRandomBucketMovesNeverExceedAPolicyOrAWindow(t *testing.T) {
 func runChaos(t *testing.T, seed uint64, rounds int, moveRate float64, mid *midRound) *midRound {
 	c := &chaos{rng: rand.New(rand.NewPCG(seed, 20)), moveRate: moveRate}
 	custom := customFunc(func(_ context.Context, _ string, _ labels.Selector, _ provider.CustomMetricInfo, _ labels.Selector) (*custom_metrics.MetricValueList, error) {
-		c.readMetric()
 		c.served = c.value
-		return qpsPerPod(fmt.Sprint(c.value*1000), podNames(2)...)(t.Context(), ns, nil, provider.CustomMetricInfo{}, nil)
+		answer, err := qpsPerPod(fmt.Sprint(c.value*1000), podNames(2)...)(t.Context(), ns, nil, provider.CustomMetricInfo{}, nil)
+		c.readMetric() // after the answer: the round returns once the bucket is lost, and the read (a flight of its own) must not see the next round's value
+		return answer, err
 	})
 	c.fixture = newFixture(t, custom, nil, append(seedPods(2), seedDeployment(4), seedAutoscaler(chaosAutoscaler))...)
 	c.recorder = &events.FakeRecorder{}
