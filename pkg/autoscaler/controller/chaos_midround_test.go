@@ -64,11 +64,12 @@ func (m *midRound) stale() bool { return !m.bucket.held || m.roundTerm != m.buck
 // ends it from a goroutine of context.AfterFunc); a round context not tied to the term stays
 // live, and its writes count as doubles.
 func (m *midRound) lose() {
+	round := m.round // the round returns once it sees the loss, and the test moves on
 	m.bucket.held = false
-	m.bucket.cancel()
 	m.atRead = false
+	m.bucket.cancel()
 	select {
-	case <-m.round.Done():
+	case <-round.Done():
 	case <-time.After(time.Second):
 	}
 }
