@@ -133,7 +133,8 @@ func (p *APIServerProxy) HealedAt() time.Time {
 	return p.upAt
 }
 
-// WaitHeldAnswered waits up to timeout for every held request to have its answer.
+// WaitHeldAnswered waits up to timeout for every held request to be over: answered, or, for a
+// held watch, its stream ended (at most heldRequestTimeout after the heal).
 func (p *APIServerProxy) WaitHeldAnswered(timeout time.Duration) error {
 	done := make(chan struct{})
 	go func() { p.held.Wait(); close(done) }()
