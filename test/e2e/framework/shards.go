@@ -39,17 +39,23 @@ func AutoscalerShards() int {
 }
 
 // shardArgs returns the flag that runs a podpilot started with args on AutoscalerShards()
-// buckets: none with one bucket, when args choose their own count, or when they turn leader
-// election off (shards are Leases; such a podpilot runs no autoscaler to shard).
+// buckets (see shardFlag).
 func shardArgs(args []string) ([]string, error) {
 	n, err := autoscalerShards()
-	if err != nil || n == 1 {
+	if err != nil {
 		return nil, err
 	}
-	if slices.ContainsFunc(args, func(a string) bool {
+	return shardFlag(n, args), nil
+}
+
+// shardFlag returns the flag that runs a podpilot started with args on n buckets: none with one
+// bucket, when args choose their own count, or when they turn leader election off (shards are
+// Leases; such a podpilot runs no autoscaler to shard).
+func shardFlag(n int, args []string) []string {
+	if n == 1 || slices.ContainsFunc(args, func(a string) bool {
 		return strings.HasPrefix(a, "--autoscaler-shards") || a == "--leader-elect=false"
 	}) {
-		return nil, nil
+		return nil
 	}
-	return []string{"--autoscaler-shards=" + strconv.Itoa(n)}, nil
+	return []string{"--autoscaler-shards=" + strconv.Itoa(n)}
 }
