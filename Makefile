@@ -93,6 +93,12 @@ test-keda: keda-tools build ## Run the KEDA tier (-tags keda): KEDA's operator a
 test-faults: tools build ## Run the fault suite, long faults included (-tags faults), on a local control plane, and the controller's timed faults.
 	go test -count=1 -timeout $(E2E_TIMEOUT) -tags faults -v -run '^TestFault' $(E2E_FLAGS) ./test/e2e/ ./pkg/autoscaler/controller/
 
+FAULT_SHARDS ?= 3
+
+.PHONY: test-faults-sharded
+test-faults-sharded: ## make test-faults with every podpilot the e2e framework starts on --autoscaler-shards=$(FAULT_SHARDS) (PODPILOT_E2E_AUTOSCALER_SHARDS; docs/testing.md).
+	PODPILOT_E2E_AUTOSCALER_SHARDS=$(FAULT_SHARDS) $(MAKE) test-faults
+
 .PHONY: fuzz
 fuzz: ## Fuzz the selector → PromQL path, the rule loader, the Prometheus answer decoder and the autoscaler's round (forecast + decision), FUZZ_EXECS executions each (not in CI; test-unit runs each target's seed corpus).
 	go test -run '^$$' -fuzz '^FuzzRound$$' -fuzztime $(FUZZ_EXECS)x $(FUZZ_FLAGS) ./pkg/autoscaler/decision/

@@ -65,6 +65,17 @@ func takeOver(ctx context.Context, t *testing.T, n int, extra ...string) []*fram
 // podpilot, which serves them all, registers them again.
 func takeOverServing(ctx context.Context, t *testing.T, apis []string, n int, extra ...string) []*framework.Podpilot {
 	t.Helper()
+	each := make([][]string, n)
+	for i := range each {
+		each[i] = extra
+	}
+	return takeOverEach(ctx, t, apis, each...)
+}
+
+// takeOverEach is takeOverServing for podpilots that differ: one per element of extras, with
+// the shared arguments plus that element.
+func takeOverEach(ctx context.Context, t *testing.T, apis []string, extras ...[]string) []*framework.Podpilot {
+	t.Helper()
 	metricsServer.Stop()
 	t.Cleanup(func() {
 		if err := startMetricsServer(context.WithoutCancel(ctx)); err != nil {
@@ -72,7 +83,7 @@ func takeOverServing(ctx context.Context, t *testing.T, apis []string, n int, ex
 		}
 	})
 	var ps []*framework.Podpilot
-	for range n {
+	for _, extra := range extras {
 		ps = append(ps, cluster.StartPodpilot(t, podpilotBinary, append(sharedArgs(), extra...)...))
 	}
 	for _, p := range ps {

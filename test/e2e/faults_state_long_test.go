@@ -27,8 +27,9 @@ import (
 func TestFaultLeaderKilledBetweenScaleAndStatus(t *testing.T) {
 	ctx := t.Context()
 	const lease, retry, period = 8 * time.Second, time.Second, 30 * time.Second
-	lead, follower := twoLeaders(ctx, t, lease, retry)
+	ps := twoLeaders(ctx, t, lease, retry)
 	ns := cluster.CreateNamespace(ctx, t, "fault-leader-state")
+	lead, follower := leader(ctx, t, ps, ns, "target")
 	startWorkload(ctx, t, ns, "target", 2)
 	load := cluster.NewLoad(ctx, serveExporter(t), ns, "target", "zdns_vanguard_qps", false)
 	t.Cleanup(load.Stop)
@@ -54,7 +55,7 @@ func TestFaultLeaderKilledBetweenScaleAndStatus(t *testing.T) {
 		}
 		return false, "e2e: the status write of a dead leader"
 	})
-	oldHolder, err := leaseHolder(ctx)
+	oldHolder, err := leaseHolder(ctx, ns, "target")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,11 +70,14 @@ func TestFaultLeaderKilledBetweenScaleAndStatus(t *testing.T) {
 	}
 	killedAt := time.Now()
 	close(killed)
+	var newHolder string
 	framework.WaitFor(ctx, t, 2*lease+10*time.Second, "the follower to take the Lease", func(ctx context.Context) (bool, string, error) {
-		h, err := leaseHolder(ctx)
+		h, err := leaseHolder(ctx, ns, "target")
+		newHolder = h
 		return err == nil && h != "" && h != oldHolder, "holder " + h, err
 	})
 	takeover := time.Since(killedAt)
+	checkTookOver(ctx, t, follower, newHolder)
 	cluster.WaitReplicas(ctx, t, 3*time.Minute, "Deployment", ns, "target", 5)
 	changes := history.list()
 	worst := checkPodsPolicy(t, changes, 1, 1, period)
@@ -96,10 +100,9 @@ func recordsAScale(r *admissionv1.AdmissionRequest) bool {
 }
 
 // twoLeaders takes over with two podpilots electing a leader with the given
-// lease duration and retry period (renew deadline 5 s), and returns which
-// leads.
-func twoLeaders(ctx context.Context, t *testing.T, lease, retry time.Duration) (lead, follower *framework.Podpilot) {
+// lease duration and retry period (renew deadline 5 s). Which one leads for a
+// PodAutoscaler is leader's answer.
+func twoLeaders(ctx context.Context, t *testing.T, lease, retry time.Duration) []*framework.Podpilot {
 	t.Helper()
-	ps := takeOver(ctx, t, 2, "--leader-elect-lease-duration="+lease.String(), "--leader-elect-renew-deadline=5s", "--leader-elect-retry-period="+retry.String())
-	return leader(ctx, t, ps)
+	return takeOver(ctx, t, 2, "--leader-elect-lease-duration="+lease.String(), "--leader-elect-renew-deadline=5s", "--leader-elect-retry-period="+retry.String())
 }

@@ -81,6 +81,8 @@ type chaos struct {
 	// new owner) while the controller keeps running; moves counts them.
 	moveRate float64
 	moves    int
+	// mid, if not nil, moves the bucket in the middle of rounds (see midRound).
+	mid *midRound
 }
 
 // chaosRounds is the number of rounds of the randomized write-fault test, over all its seeds;
@@ -207,7 +209,7 @@ func (c *chaos) round() {
 func TestRandomWriteFailuresNeverExceedAPolicyOrAWindow(t *testing.T) {
 	const seeds = 10
 	for seed := uint64(1); seed <= seeds; seed++ {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) { runChaos(t, seed, max(*chaosRounds/seeds, 1), 0) })
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) { runChaos(t, seed, max(*chaosRounds/seeds, 1), 0, nil) })
 	}
 }
 
@@ -218,20 +220,32 @@ func TestRandomWriteFailuresNeverExceedAPolicyOrAWindow(t *testing.T) {
 func TestRandomBucketMovesNeverExceedAPolicyOrAWindow(t *testing.T) {
 	const seeds = 10
 	for seed := uint64(1); seed <= seeds; seed++ {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) { runChaos(t, seed, max(*chaosRounds/seeds, 1), 0.03) })
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) { runChaos(t, seed, max(*chaosRounds/seeds, 1), 0.03, nil) })
 	}
 }
 
-func runChaos(t *testing.T, seed uint64, rounds int, moveRate float64) {
+// runChaos runs the randomized write-fault test of one seed, the bucket moving between rounds at
+// moveRate and, with mid, in the middle of rounds (see midRound), which it returns with its counts.
+func runChaos(t *testing.T, seed uint64, rounds int, moveRate float64, mid *midRound) *midRound {
 	c := &chaos{rng: rand.New(rand.NewPCG(seed, 20)), moveRate: moveRate}
 	custom := customFunc(func(_ context.Context, _ string, _ labels.Selector, _ provider.CustomMetricInfo, _ labels.Selector) (*custom_metrics.MetricValueList, error) {
 		c.served = c.value
-		return qpsPerPod(fmt.Sprint(c.value*1000), podNames(2)...)(t.Context(), ns, nil, provider.CustomMetricInfo{}, nil)
+		answer, err := qpsPerPod(fmt.Sprint(c.value*1000), podNames(2)...)(t.Context(), ns, nil, provider.CustomMetricInfo{}, nil)
+		c.readMetric() // after the answer: the round returns once the bucket is lost, and the read (a flight of its own) must not see the next round's value
+		return answer, err
 	})
 	c.fixture = newFixture(t, custom, nil, append(seedPods(2), seedDeployment(4), seedAutoscaler(chaosAutoscaler))...)
 	c.recorder = &events.FakeRecorder{}
+	if mid != nil {
+		c.mid, mid.bucket = mid, &movingBucket{}
+		c.mid.bucket.gain(t.Context())
+		c.ownership = c.mid.bucket
+	}
 	c.restart()
 	c.inject()
+	if c.mid != nil {
+		c.injectMidRound()
+	}
 	c.value = 4
 	var changes []change
 	var recs []recommendation
@@ -241,9 +255,11 @@ func runChaos(t *testing.T, seed uint64, rounds int, moveRate float64) {
 		}
 		before := c.replicas("")
 		c.round()
-		_ = c.ctrl.sync(t.Context(), paKey)
+		recommended := c.syncRound()
 		now := c.clock.Now()
-		recs = append(recs, recommendation{at: now, replicas: c.served})
+		if recommended {
+			recs = append(recs, recommendation{at: now, replicas: c.served})
+		}
 		if after := c.replicas(""); after != before {
 			changes = append(changes, change{at: now, from: before, to: after})
 		}
@@ -259,6 +275,7 @@ func runChaos(t *testing.T, seed uint64, rounds int, moveRate float64) {
 	if len(changes) < rounds/40 {
 		t.Errorf("seed %d: only %d changes in %d rounds; the case checks too little", seed, len(changes), rounds)
 	}
+	return c.mid
 }
 
 // checkChange checks one change against the policies, counting the changes before it within the

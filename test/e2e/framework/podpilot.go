@@ -57,6 +57,7 @@ func (c *Cluster) StartPodpilot(t testing.TB, binary string, args ...string) *Po
 }
 
 // RunPodpilot is StartPodpilot for callers without a test: the caller stops it.
+// With AutoscalerShardsEnv set, it runs on that many buckets (see shardArgs).
 // Its pid is recorded in the cluster's state so hack/local-down.sh stops it
 // too if the caller dies.
 func (c *Cluster) RunPodpilot(binary string, args ...string) (*Podpilot, error) {
@@ -75,7 +76,11 @@ func (c *Cluster) RunPodpilot(binary string, args ...string) (*Podpilot, error) 
 		"--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig,
 		"--prometheus-url=" + c.BackendURL,
 	}
-	p.cmd = exec.Command(binary, append(base, args...)...)
+	shards, err := shardArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	p.cmd = exec.Command(binary, append(append(base, shards...), args...)...)
 	if err := startLogged(p.cmd, p.LogPath, p.pidFile, p.done); err != nil {
 		return nil, fmt.Errorf("start podpilot: %w", err)
 	}
