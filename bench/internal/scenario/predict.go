@@ -45,21 +45,7 @@ func predictModel() replay.Model {
 // predictive (ScaleOut) and oracle with `podpilot replay`'s code, one table row per trace and
 // one plot per trace beside the report.
 func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
-	sec := report.Section{Title: "p. Predictive scaling against reactive and the oracle (replay, no cluster)",
-		Intro: fmt.Sprintf("Each trace (four weeks of history, then the day replayed; `pkg/replay/tracegen`) is replayed with `podpilot replay`'s "+
-			"code: one PodAutoscaler (zdns_vanguard_qps, averageValue %s, 1 to 40 replicas, default behavior), a decision every %s, "+
-			"new pods ready %s after the decision (the lead time is that plus one sync period). *reactive* runs the metrics alone, "+
-			"*predictive* adds the forecast (%s, refitted every %s on the history at %s resolution) as ScaleOut, *oracle* adds the "+
-			"real load one lead time ahead. Ratios are predictive ÷ reactive and predictive ÷ oracle. WAPE is at the lead time, "+
-			"against seasonal-naive (the same time last week) and persistence (the load now, one lead later, at the steps the model "+
-			"answered); the model acts only where it scored ≤ %.2f× persistence's WAPE over the day before, with headroom ≤ %.0f%%. "+
-			"Churn is rescales and pod starts per hour. Besides the traces of `tracegen.Scenarios`, the diurnal trace is read through an "+
-			"External and an Object metric (averageValue %s, the same load as the metric's value), the diurnal day through a gauge "+
-			"scraped every %s (answered for %s after each scrape, as Prometheus's lookback does), and a holiday week then an "+
-			"ordinary one is replayed whole, with its cost per day.",
-
-			predictTarget, predictStep, predictReadyTime, replay.DefaultPrediction().Method, replay.DefaultPrediction().Refresh, replay.DefaultHistoryStep,
-			forecast.PersistenceMargin, 100*forecast.MaxHeadroom, predictTarget, slowCadence, slowLookback)}
+	sec := report.Section{Title: "p. Predictive scaling against reactive and the oracle (replay, no cluster)", Intro: predictIntro()}
 	spec, err := PredictionSpec()
 	if err != nil {
 		return sec, err
@@ -238,4 +224,21 @@ func writeChart(path string, c replay.Comparison) error {
 		return err
 	}
 	return f.Close()
+}
+
+// predictIntro is scenario p's introduction: the spec, the model, the runs and the rows.
+func predictIntro() string {
+	return fmt.Sprintf("Each trace (four weeks of history, then the day replayed; `pkg/replay/tracegen`) is replayed with `podpilot replay`'s "+
+		"code: one PodAutoscaler (zdns_vanguard_qps, averageValue %s, 1 to 40 replicas, default behavior), a decision every %s, "+
+		"new pods ready %s after the decision (the lead time is that plus one sync period). *reactive* runs the metrics alone, "+
+		"*predictive* adds the forecast (%s, refitted every %s on the history at %s resolution) as ScaleOut, *oracle* adds the "+
+		"real load one lead time ahead. Ratios are predictive ÷ reactive and predictive ÷ oracle. WAPE is at the lead time, "+
+		"against seasonal-naive (the same time last week) and persistence (the load now, one lead later, at the steps the model "+
+		"answered); the model acts only where it scored ≤ %.2f× persistence's WAPE over the day before, with headroom ≤ %.0f%%. "+
+		"Churn is rescales and pod starts per hour. Besides the traces of `tracegen.Scenarios`, the diurnal trace is read through an "+
+		"External and an Object metric (averageValue %s, the same load as the metric's value), the diurnal day through a gauge "+
+		"scraped every %s (answered for %s after each scrape, as Prometheus's lookback does), and a holiday week then an "+
+		"ordinary one is replayed whole, with its cost per day.",
+		predictTarget, predictStep, predictReadyTime, replay.DefaultPrediction().Method, replay.DefaultPrediction().Refresh, replay.DefaultHistoryStep,
+		forecast.PersistenceMargin, 100*forecast.MaxHeadroom, predictTarget, slowCadence, slowLookback)
 }
