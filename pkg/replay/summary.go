@@ -209,11 +209,11 @@ func WriteSummaries(w io.Writer, ss []Summary, step time.Duration) error {
 	}
 	warned := map[[2]int]bool{} // a comparison's runs share their trace: one warning
 	for _, s := range ss {
-		if k := [2]int{s.StepsWithoutData, s.Steps}; s.noDataShare() > NoDataWarnShare && !warned[k] {
-			warned[k] = true
-			fmt.Fprintf(w, "\nwarning: %s: %s of the steps had no data for some metric; the decision held there as on a failed read, "+
-				"so the figures above mostly describe missing data: check the rule's window against the series' scrape interval, or raise --step\n",
-				s.Name, percent(s.noDataShare()))
+		if k := [2]int{s.StepsWithoutData, s.Steps}; !warned[k] {
+			if msg, ok := NoDataWarning(s); ok {
+				warned[k] = true
+				fmt.Fprintf(w, "\nwarning: %s\n", msg)
+			}
 		}
 	}
 	fmt.Fprintf(w, "\nassumptions (step %s):\n", step)
@@ -221,6 +221,16 @@ func WriteSummaries(w io.Writer, ss []Summary, step time.Duration) error {
 		fmt.Fprintf(w, "  - %s\n", a)
 	}
 	return nil
+}
+
+// NoDataWarning is the warning for s when its steps without data exceed NoDataWarnShare.
+func NoDataWarning(s Summary) (string, bool) {
+	if !(s.noDataShare() > NoDataWarnShare) {
+		return "", false
+	}
+	return fmt.Sprintf("%s: %s of the steps had no data for some metric; the decision held there as on a failed read, "+
+		"so the figures above mostly describe missing data: check the rule's window against the series' scrape interval, or raise --step",
+		s.Name, percent(s.noDataShare())), true
 }
 
 // writeForecastRows adds the forecast's rows when some summary is a comparison's run.

@@ -101,7 +101,7 @@ func validate(c scenario.Config) error {
 }
 
 // defaultTimeout bounds a run: 20 minutes (6 hours with --full) plus
-// scenario g's pods, which kube-controller-manager creates at 20/s.
+// scenario g's pods, which kube-controller-manager creates at 20/s, and scenario p's replays.
 func defaultTimeout(c scenario.Config, full bool) time.Duration {
 	d := 20 * time.Minute
 	if full {
@@ -115,6 +115,12 @@ func defaultTimeout(c scenario.Config, full bool) time.Duration {
 	}
 	if c.Scenarios["g"] && len(c.Pods) > 0 {
 		d += time.Duration(c.Pods[len(c.Pods)-1]) * 120 * time.Millisecond
+	}
+	if c.Scenarios["p"] {
+		// Scenario p replays 26 days at 15 s (12 single days, the two-week holiday trace, five
+		// spike seeds), each refitting the forecast every 5 minutes: 33m33s in all on 2 shared
+		// cores at a load average of 8 to 12, where the default 20 minutes cut it short.
+		d += 40 * time.Minute
 	}
 	if c.Scenarios["a"] {
 		// Two request mixes × up to nine targets, each measured for APIDuration

@@ -84,6 +84,7 @@ func TestScenariosExtendTheDefaultTimeoutByWhatTheyMeasure(t *testing.T) {
 		{name: "without g the default stays 20 minutes", args: []string{"--scenarios=d"}, want: 20 * time.Minute},
 		{name: "a adds its two mixes of nine targets", args: []string{"--scenarios=a", "--api-duration=15s"}, want: 26 * time.Minute},
 		{name: "10k pods add 20 minutes", args: []string{"--scenarios=g", "--pods=1000,10000"}, want: 40 * time.Minute},
+		{name: "p adds 40 minutes for its 26 replayed days", args: []string{"--scenarios=p"}, want: 60 * time.Minute},
 		{name: "an explicit timeout wins", args: []string{"--scenarios=g", "--timeout=5m"}, want: 5 * time.Minute},
 	}
 	for _, tt := range tests {

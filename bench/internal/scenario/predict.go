@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/utils/ptr"
 
 	"github.com/podpilot/podpilot/bench/internal/report"
 	"github.com/podpilot/podpilot/bench/internal/stats"
@@ -32,13 +31,9 @@ const (
 // PredictionSpec is scenario p's PodAutoscaler: zdns_vanguard_qps at 2000 per pod, 1 to 40
 // replicas, default behavior, prediction ScaleOut.
 func PredictionSpec() (replay.Spec, error) {
-	pa := &podpilotv1alpha1.PodAutoscaler{Spec: podpilotv1alpha1.PodAutoscalerSpec{
-		ScaleTargetKind: podpilotv1alpha1.ScaleTargetDeployment, ScaleTargetName: "vg1-vanguard",
-		MinReplicas: ptr.To[int32](1), MaxReplicas: 40,
-		CustomMetrics: []podpilotv1alpha1.CustomMetricSpec{{MetricName: "zdns_vanguard_qps", AverageValue: resource.MustParse(predictTarget)}},
-		Prediction:    &podpilotv1alpha1.PredictionSpec{Mode: podpilotv1alpha1.PredictionScaleOut},
-	}}
-	return replay.SpecOf("ppa", pa)
+	return replay.SpecOf("ppa", predictionPA(func(s *podpilotv1alpha1.PodAutoscalerSpec) {
+		s.CustomMetrics = []podpilotv1alpha1.CustomMetricSpec{{MetricName: "zdns_vanguard_qps", AverageValue: resource.MustParse(predictTarget)}}
+	}))
 }
 
 // predictModel is the replay's model: upstream's defaults, a 15 s sync period, 2 min start-up.
@@ -50,58 +45,51 @@ func predictModel() replay.Model {
 // predictive (ScaleOut) and oracle with `podpilot replay`'s code, one table row per trace and
 // one plot per trace beside the report.
 func Predict(ctx context.Context, outDir, base string) (report.Section, error) {
-	sec := report.Section{Title: "p. Predictive scaling against reactive and the oracle (replay, no cluster)",
-		Intro: fmt.Sprintf("Each trace (four weeks of history, then the day replayed; `pkg/replay/tracegen`) is replayed with `podpilot replay`'s "+
-			"code: one PodAutoscaler (zdns_vanguard_qps, averageValue %s, 1 to 40 replicas, default behavior), a decision every %s, "+
-			"new pods ready %s after the decision (the lead time is that plus one sync period). *reactive* runs the metrics alone, "+
-			"*predictive* adds the forecast (%s, refitted every %s on the history at %s resolution) as ScaleOut, *oracle* adds the "+
-			"real load one lead time ahead. Ratios are predictive ÷ reactive and predictive ÷ oracle. WAPE is at the lead time, "+
-			"against seasonal-naive (the same time last week) and persistence (the load now, one lead later, at the steps the model "+
-			"answered); the model acts only where it scored ≤ %.2f× persistence's WAPE over the day before, with headroom ≤ %.0f%%. "+
-			"Churn is rescales and pod starts per hour.",
-
-			predictTarget, predictStep, predictReadyTime, replay.DefaultPrediction().Method, replay.DefaultPrediction().Refresh, replay.DefaultHistoryStep,
-			forecast.PersistenceMargin, 100*forecast.MaxHeadroom)}
+	sec := report.Section{Title: "p. Predictive scaling against reactive and the oracle (replay, no cluster)", Intro: predictIntro()}
 	spec, err := PredictionSpec()
 	if err != nil {
 		return sec, err
 	}
 	t := report.Table{Header: []string{"trace", "WAPE model / naive at 1m", "at 15s", "pod-s short r / p / o", "short p÷r",
 		"replica-h r / p / o", "p÷r", "p÷o", "WAPE ÷ persistence (answered)", "above target r / p", "rescales/h r / p / o (p÷r)",
-		"pod starts/h r / p / o", "steps p shorter than r / and beyond tolerance"}}
-	for _, sc := range tracegen.Scenarios(predictStep) {
+		"pod starts/h r / p / o", "steps p shorter than r / and beyond tolerance", "steps without data"}}
+	cases, err := predictCases(spec)
+	if err != nil {
+		return sec, err
+	}
+	var days report.Table
+	for _, pc := range cases {
 		if err := ctx.Err(); err != nil {
 			return sec, err
 		}
-		fmt.Fprintf(os.Stderr, "bench: p: %s\n", sc.Name)
-		c, err := replay.CompareScenario(spec, sc, predictModel(), replay.DefaultPrediction(), replay.DefaultHistoryStep)
+		fmt.Fprintf(os.Stderr, "bench: p: %s\n", pc.name)
+		started := time.Now()
+		c, err := replay.CompareScenario(pc.spec, pc.sc, predictModel(), replay.DefaultPrediction(), replay.DefaultHistoryStep)
 		if err != nil {
 			return sec, err
 		}
-		s := c.Summaries(predictStep, nil)
-		r, p, o := s[0], s[1], s[2]
-		t.Rows = append(t.Rows, append(comparisonCells(sc.Name, c), persistenceCell(c),
-			fmt.Sprintf("%s / %s", r.AboveTarget, p.AboveTarget),
-			fmt.Sprintf("%s / %s / %s (%s)", stats.Num(r.RescalesPerHour(), 1), stats.Num(p.RescalesPerHour(), 1), stats.Num(o.RescalesPerHour(), 1),
-				ratio(p.RescalesPerHour(), r.RescalesPerHour())),
-			fmt.Sprintf("%s / %s / %s", stats.Num(r.PodStartsPerHour(), 1), stats.Num(p.PodStartsPerHour(), 1), stats.Num(o.PodStartsPerHour(), 1)),
-			worseCell(c)))
-		if sc.Name == "diurnal" {
-			sec.Headline = append(sec.Headline, fmt.Sprintf("p: on the diurnal trace (lead %s), ScaleOut leaves %s× reactive's pod-seconds short of target "+
-				"at %s× its replica-hours (%s× the oracle's), rescaling %s× as often; WAPE %s× seasonal-naive's at the history's 1m (%s× at 15s), "+
-				"%s× persistence's",
-				c.LeadTime, ratio(p.PodSecondsShort, r.PodSecondsShort), ratio(p.ReplicaHours, r.ReplicaHours), ratio(p.ReplicaHours, o.ReplicaHours),
-				ratio(p.RescalesPerHour(), r.RescalesPerHour()),
-				stats.Num(c.ModelPerStep.WAPE()/c.NaivePerStep.WAPE(), 2), stats.Num(c.Model.WAPE()/c.Naive.WAPE(), 2),
-				stats.Num(c.Model.WAPE()/c.Persistence.WAPE(), 2)))
+		row, warning := predictRow(pc.name, c)
+		t.Rows = append(t.Rows, row)
+		if warning != "" {
+			sec.Notes = append(sec.Notes, "Warning (as `podpilot replay` prints it): "+warning+".")
 		}
-		file := fmt.Sprintf("%s-predict-%s.svg", base, sc.Name)
+		sec.Headline = append(sec.Headline, predictHeadline(pc.name, c)...)
+		if len(pc.sc.Holidays) > 0 {
+			days = perDayTable(pc.sc, c)
+			sec.Headline = append(sec.Headline, afterHolidayHeadline(pc.sc, c))
+			sec.Notes = append(sec.Notes, fmt.Sprintf("The %s trace (%d steps of %s) took %s to replay three times (reactive, predictive, oracle) with the forecast refitted every %s.",
+				pc.name, len(c.Steps[replay.Reactive]), predictStep, time.Since(started).Round(time.Second), replay.DefaultPrediction().Refresh))
+		}
+		file := fmt.Sprintf("%s-predict-%s.svg", base, pc.file)
 		if err := writeChart(filepath.Join(outDir, file), c); err != nil {
 			return sec, err
 		}
-		sec.Images = append(sec.Images, report.Image{Alt: sc.Name + ": " + sc.About, File: file})
+		sec.Images = append(sec.Images, report.Image{Alt: pc.name + ": " + pc.sc.About, File: file})
 	}
 	sec.Tables = append(sec.Tables, t)
+	if len(days.Rows) > 0 {
+		sec.Tables = append(sec.Tables, days)
+	}
 	seeds, err := spikeSeeds(ctx, spec)
 	if err != nil {
 		return sec, err
@@ -236,4 +224,21 @@ func writeChart(path string, c replay.Comparison) error {
 		return err
 	}
 	return f.Close()
+}
+
+// predictIntro is scenario p's introduction: the spec, the model, the runs and the rows.
+func predictIntro() string {
+	return fmt.Sprintf("Each trace (four weeks of history, then the day replayed; `pkg/replay/tracegen`) is replayed with `podpilot replay`'s "+
+		"code: one PodAutoscaler (zdns_vanguard_qps, averageValue %s, 1 to 40 replicas, default behavior), a decision every %s, "+
+		"new pods ready %s after the decision (the lead time is that plus one sync period). *reactive* runs the metrics alone, "+
+		"*predictive* adds the forecast (%s, refitted every %s on the history at %s resolution) as ScaleOut, *oracle* adds the "+
+		"real load one lead time ahead. Ratios are predictive ÷ reactive and predictive ÷ oracle. WAPE is at the lead time, "+
+		"against seasonal-naive (the same time last week) and persistence (the load now, one lead later, at the steps the model "+
+		"answered); the model acts only where it scored ≤ %.2f× persistence's WAPE over the day before, with headroom ≤ %.0f%%. "+
+		"Churn is rescales and pod starts per hour. Besides the traces of `tracegen.Scenarios`, the diurnal trace is read through an "+
+		"External and an Object metric (averageValue %s, the same load as the metric's value), the diurnal day through a gauge "+
+		"scraped every %s (answered for %s after each scrape, as Prometheus's lookback does), and a holiday week then an "+
+		"ordinary one is replayed whole, with its cost per day.",
+		predictTarget, predictStep, predictReadyTime, replay.DefaultPrediction().Method, replay.DefaultPrediction().Refresh, replay.DefaultHistoryStep,
+		forecast.PersistenceMargin, 100*forecast.MaxHeadroom, predictTarget, slowCadence, slowLookback)
 }

@@ -13,6 +13,8 @@ type Scenario struct {
 	Make func() (Trace, error)
 	// From and To bound the replayed window.
 	From, To time.Time
+	// Holidays are the holidays within the replayed window, for the reports; nil without any.
+	Holidays []time.Time
 }
 
 // History is the history before each scenario's replayed day.
