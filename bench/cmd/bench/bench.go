@@ -139,7 +139,9 @@ func kwokPods(cfg scenario.Config) int {
 	for _, n := range cfg.Sizes {
 		maxN = max(maxN, n)
 	}
-	n := maxN*8 + cfg.APIPods + cfg.ReactSteps*scenario.ReactRows*6 + 500 // scenario d: 2 → 6 pods per step
+	// Scenario b and c's autoscalers may grow each Deployment to 4 × its pods;
+	// scenario d: 2 → 6 pods per step.
+	n := maxN*4*max(2, cfg.PodsPerTarget) + cfg.APIPods + cfg.ReactSteps*scenario.ReactRows*6 + 500
 	if cfg.Scenarios["g"] && len(cfg.Pods) > 0 {
 		n += cfg.Pods[len(cfg.Pods)-1]
 	}

@@ -30,6 +30,8 @@ func parseFlags(args []string) (options, error) {
 	var full bool
 	c := &o.cfg
 	fs.StringVar(&sizes, "sizes", "100", "comma-separated N for scenarios b and c (N HPAs, then N PodAutoscalers, over N Deployments of 2 pods)")
+	fs.IntVar(&c.PodsPerTarget, "pods-per-target", 2, "pods of each of scenario b and c's N Deployments before the step (kubernetes#139142's shape is 100)")
+	fs.IntVar(&c.StepTo, "step-to", 300, "scenario c's step: the per-pod load (from 100, the target) every Deployment steps to")
 	fs.BoolVar(&full, "full", false, "the full run: --sizes=100,1000,5000 --memory-series=0,10000,100000 --pods=1000,10000,50000 (hours on 2 cores)")
 	fs.IntVar(&c.Namespaces, "namespaces", 10, "namespaces the N Deployments are spread over")
 	fs.IntVar(&c.Rounds, "rounds", 2, "sync periods per steady-state window")
@@ -91,8 +93,11 @@ func parseFlags(args []string) (options, error) {
 
 // validate checks the settings that have a range.
 func validate(c scenario.Config) error {
-	if c.Namespaces < 1 || c.Rounds < 1 || c.APIPods < 1 || c.APIConcurrency < 1 || c.ReactSteps < 1 {
-		return fmt.Errorf("--namespaces, --rounds, --api-pods, --api-concurrency and --react-steps must be at least 1")
+	if c.Namespaces < 1 || c.Rounds < 1 || c.APIPods < 1 || c.APIConcurrency < 1 || c.ReactSteps < 1 || c.PodsPerTarget < 1 {
+		return fmt.Errorf("--namespaces, --rounds, --api-pods, --api-concurrency, --react-steps and --pods-per-target must be at least 1")
+	}
+	if c.StepTo <= 110 {
+		return fmt.Errorf("--step-to=%d: the step must leave the target's 10%% tolerance (more than 110 per pod)", c.StepTo)
 	}
 	if c.PodShape != scenario.PodShapeRealistic && c.PodShape != scenario.PodShapeMinimal {
 		return fmt.Errorf("--pod-shape: %q is neither %s nor %s", c.PodShape, scenario.PodShapeRealistic, scenario.PodShapeMinimal)
@@ -108,9 +113,13 @@ func defaultTimeout(c scenario.Config, full bool) time.Duration {
 		d = 6 * time.Hour
 	}
 	if c.Scenarios["b"] || c.Scenarios["c"] {
-		// Creating, resetting and stepping N Deployments at kube-controller-manager's 20 QPS.
+		// Creating, resetting and stepping N Deployments at kube-controller-manager's 20 QPS,
+		// and their pods (two per Deployment are counted above).
 		for _, n := range c.Sizes {
 			d += time.Duration(n) * 1500 * time.Millisecond
+			if c.PodsPerTarget > 2 {
+				d += time.Duration(n*(c.PodsPerTarget-2)) * 100 * time.Millisecond
+			}
 		}
 	}
 	if c.Scenarios["g"] && len(c.Pods) > 0 {
