@@ -67,10 +67,10 @@ func benchmark(ctx context.Context, o options) (string, bool, error) {
 }
 
 func needsCluster(s map[string]bool) bool {
-	return s["a"] || s["b"] || s["c"] || s["d"] || s["e"] || s["g"]
+	return s["a"] || s["b"] || s["c"] || s["d"] || s["e"] || s["g"] || s["s"]
 }
 
-// clusterScenarios runs a–e and g on one local control plane; a failed scenario
+// clusterScenarios runs a–e, g and s on one local control plane; a failed scenario
 // becomes a section saying so, and the next one still runs.
 func clusterScenarios(ctx context.Context, o options, base string) ([]report.Section, []string) {
 	cfg := o.cfg
@@ -100,8 +100,10 @@ func clusterScenarios(ctx context.Context, o options, base string) ([]report.Sec
 		sec, err := env.API(ctx)
 		add("a", sec, err)
 	}
+	var bySize map[int][]scenario.Phase
 	if cfg.Scenarios["b"] || cfg.Scenarios["c"] {
-		bySize, err := env.ScaleAll(ctx)
+		var err error
+		bySize, err = env.ScaleAll(ctx)
 		scale, rerr := env.ScaleSections(bySize)
 		if err == nil {
 			err = rerr
@@ -113,6 +115,10 @@ func clusterScenarios(ctx context.Context, o options, base string) ([]report.Sec
 			}
 		}
 		secs = append(secs, scale...)
+	}
+	if cfg.Scenarios["s"] && len(cfg.Sizes) > 0 {
+		run, err := env.Shards(ctx, cfg.Sizes[len(cfg.Sizes)-1])
+		add("s", env.ShardSection(run, bySize), err)
 	}
 	if cfg.Scenarios["d"] {
 		sec, err := env.React(ctx)
@@ -144,6 +150,10 @@ func kwokPods(cfg scenario.Config) int {
 	n := maxN*4*max(2, cfg.PodsPerTarget) + cfg.APIPods + cfg.ReactSteps*scenario.ReactRows*6 + 500
 	if cfg.Scenarios["g"] && len(cfg.Pods) > 0 {
 		n += cfg.Pods[len(cfg.Pods)-1]
+	}
+	if cfg.Scenarios["s"] {
+		// Scenario s's last step asks for ShardPods per Deployment.
+		n += maxN * scenario.ShardPods(cfg.StepTo, max(1, cfg.PodsPerTarget))
 	}
 	return n
 }

@@ -30,6 +30,8 @@ type Config struct {
 	// StepTo is the per-pod load of scenario c's step (from targetPerPod): 300
 	// triples the pods; a smaller step keeps a large shape's pod count in reach.
 	StepTo int
+	// Shards is scenario s's --autoscaler-shards (6 unless set).
+	Shards int
 	// Namespaces the N workloads are spread over.
 	Namespaces int
 	// Rounds is how many sync periods a steady-state window lasts.
