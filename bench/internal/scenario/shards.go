@@ -32,9 +32,9 @@ type ShardRun struct {
 	// replica, started again, held its share.
 	takeover, rejoin time.Duration
 	takeoverSpread   string
-	// restartTook is the rolling restart, from the first SIGTERM until the last
-	// replica was ready; evenAfterRestart until the buckets were even again.
-	restartTook, evenAfterRestart time.Duration
+	// restartTook is the rolling restart, from the step (and the first SIGTERM)
+	// until the buckets were even again after the last replica's restart.
+	restartTook time.Duration
 }
 
 // replicaStat is one replica in the steady window.
@@ -61,10 +61,12 @@ type shardStep struct {
 }
 
 // shardLevels are scenario s's three per-pod loads: StepTo (scenario c's
-// step), then two more steps of the same size on top.
+// step), then two steps of a quarter more each (well past the 10%
+// tolerance, and within one scale-up period's 100% so that each is one
+// change per Deployment).
 func shardLevels(stepTo int) [3]int {
-	d := stepTo - targetPerPod
-	return [3]int{stepTo, stepTo + d, stepTo + 2*d}
+	l2 := (stepTo*5 + 3) / 4
+	return [3]int{stepTo, l2, (l2*5 + 3) / 4}
 }
 
 // ShardPods is the most pods per Deployment scenario s asks for: its last
@@ -84,7 +86,7 @@ func (e *Env) Shards(ctx context.Context, n int) (ShardRun, error) {
 	if err != nil {
 		return run, err
 	}
-	e.logf("s N=%d: the bench podpilot's autoscaler off; PodAutoscalers created", n)
+	e.logf("s N=%d: the bench podpilot's autoscaler off; creating the PodAutoscalers", n)
 	if err := e.benchPodpilotAutoscaler(ctx, false); err != nil {
 		return run, err
 	}

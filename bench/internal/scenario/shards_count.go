@@ -67,8 +67,9 @@ func rescaledIn(log string) map[string]int {
 
 // rescalerCount is what the rescale logs of several processes say about one step.
 type rescalerCount struct {
-	// rescaled is how many PodAutoscalers at least one process rescaled.
-	rescaled int
+	// rescaled is how many PodAutoscalers at least one process rescaled;
+	// lines how many rescales were logged in all.
+	rescaled, lines int
 	// byTwoOrMore are the PodAutoscalers that two or more distinct processes
 	// rescaled (double scales when no bucket of theirs moved), sorted.
 	byTwoOrMore []string
@@ -77,15 +78,16 @@ type rescalerCount struct {
 // countRescalers folds the per-process rescales (one map per process, as
 // rescaledIn returns) into the distinct processes per PodAutoscaler.
 func countRescalers(perProcess []map[string]int) rescalerCount {
+	var c rescalerCount
 	by := map[string]int{}
 	for _, m := range perProcess {
 		for pa, n := range m {
 			if n > 0 {
 				by[pa]++
 			}
+			c.lines += n
 		}
 	}
-	var c rescalerCount
 	for pa, n := range by {
 		c.rescaled++
 		if n > 1 {

@@ -50,7 +50,7 @@ I1129 15:30:05.000001   456 other.go:1] "Not rescaled" podAutoscaler="bench-n03/
 		t.Errorf("rescaledIn(A) (-want +got):\n%s", diff)
 	}
 	got := countRescalers([]map[string]int{a, b})
-	want := rescalerCount{rescaled: 3, byTwoOrMore: []string{"bench-n00/w-00000"}}
+	want := rescalerCount{rescaled: 3, lines: 5, byTwoOrMore: []string{"bench-n00/w-00000"}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(rescalerCount{})); diff != "" {
 		t.Errorf("countRescalers (-want +got):\n%s", diff)
 	}
@@ -102,14 +102,14 @@ func TestScaleHistoryCountsDeploymentsByTheirChangesInAStep(t *testing.T) {
 	}
 }
 
-func TestShardLevelsStepTwiceMoreBySameAmountAboveStepTo(t *testing.T) {
-	if got, want := shardLevels(300), [3]int{300, 500, 700}; got != want {
+func TestShardLevelsStepTwiceMoreByAQuarterAboveStepTo(t *testing.T) {
+	if got, want := shardLevels(300), [3]int{300, 375, 469}; got != want {
 		t.Errorf("shardLevels(300) = %v, want %v", got, want)
 	}
-	if got, want := ShardPods(300, 2), 14; got != want {
+	if got, want := ShardPods(300, 2), 10; got != want {
 		t.Errorf("ShardPods(300, 2) = %d, want %d", got, want)
 	}
-	if got, want := ShardPods(150, 100), 250; got != want {
+	if got, want := ShardPods(150, 100), 235; got != want {
 		t.Errorf("ShardPods(150, 100) = %d, want %d", got, want)
 	}
 }

@@ -22,7 +22,9 @@ func (e *Env) ShardSection(run ShardRun, bySize map[int][]Phase) report.Section 
 			"PodAutoscaler's bucket moved (after the SIGKILL: the killed replica's buckets; in the rolling restart: a holder change, or an unheld "+
 			"spell, between the step and that Deployment's resize). Rescaled by ≥ 2 = PodAutoscalers that two or more processes logged "+
 			"`\"Rescaled\"` for in the step (in the rolling restart a restarted replica is a new process, so a handover in between may count); "+
-			"scale changes = Deployments by the number of `spec.replicas` changes from the step until at rest.",
+			"rescales logged = those lines in all, against scale changes = Deployments by the number of `spec.replicas` changes from the step until at rest "+
+			"(more than one per Deployment when the scale-up policy, 100%% per period by default, splits a step; a double scale adds logged rescales "+
+			"that change nothing or changes no single owner made).",
 			run.n, e.podsPerTarget(), ShardReplicas, run.shards, leaseName, leaseNamespace, e.Cfg.Rounds, stepsString(run.steps))}
 	rt := report.Table{Caption: fmt.Sprintf("steady state, spread %s after %s s, every PodAutoscaler active after %s s",
 		run.spread, stats.Num(run.spreadAfter.Seconds(), 1), stats.Num(run.activeAfter.Seconds(), 1)),
@@ -41,21 +43,21 @@ func (e *Env) ShardSection(run ShardRun, bySize map[int][]Phase) report.Section 
 	rt.Rows = append(rt.Rows, []string{"all (sum; max)", fmt.Sprint(tot.buckets), stats.Num(tot.rssMiB, 0), stats.Num(tot.cpuPerRound, 2),
 		stats.Num(tot.reconcilesPerSec, 1), stats.Num(tot.roundMax, 3), stats.Num(tot.queueWaitP99, 3)})
 	st := report.Table{Caption: "steps", Header: []string{"step", "load per pod", "first s", "last s", "resized", "buckets moved",
-		"moved: PAs, p50 s, max s", "fixed: PAs, p50 s, max s", "rescaled by ≥ 2", "scale changes (changes: Deployments)"}}
+		"moved: PAs, p50 s, max s", "fixed: PAs, p50 s, max s", "rescaled by ≥ 2", "rescales logged", "scale changes (changes: Deployments)"}}
 	for _, s := range run.steps {
 		st.Rows = append(st.Rows, []string{s.name, fmt.Sprintf("%d → %d", s.from, s.to), stats.Num(s.first.Seconds(), 1),
 			stats.Num(s.last.Seconds(), 1), fmt.Sprintf("%d/%d", s.resized, s.n), fmt.Sprint(s.movedBuckets),
 			summary(s.moved), summary(s.fixed), fmt.Sprintf("%d of %d", len(s.rescalers.byTwoOrMore), s.rescalers.rescaled),
-			formatChangeHistogram(s.changes)})
+			fmt.Sprint(s.rescalers.lines), formatChangeHistogram(s.changes)})
 		if len(s.rescalers.byTwoOrMore) > 0 {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("%s: rescaled by two or more processes: %s.", s.name, firstN(s.rescalers.byTwoOrMore, 10)))
 		}
 	}
 	sec.Tables = []report.Table{rt, st}
 	sec.Notes = append(sec.Notes, fmt.Sprintf("API requests/s in the steady window (every client): %s. Takeover after the SIGKILL: %s s to %s "+
-		"(lease 15 s + retry 2 s); the killed replica, started again, held its share after %s s. Rolling restart: %s s from the step to the "+
-		"last replica ready, buckets even again after %s s.", stats.Num(run.apiRequestsPerSec, 0), stats.Num(run.takeover.Seconds(), 1),
-		run.takeoverSpread, stats.Num(run.rejoin.Seconds(), 1), stats.Num(run.restartTook.Seconds(), 1), stats.Num(run.evenAfterRestart.Seconds(), 1)))
+		"(lease 15 s + retry 2 s); the killed replica, started again, held its share after %s s. Rolling restart (each replica SIGTERMed, started again, "+
+		"ready, and the buckets even again before the next): %s s from the step.", stats.Num(run.apiRequestsPerSec, 0), stats.Num(run.takeover.Seconds(), 1),
+		run.takeoverSpread, stats.Num(run.rejoin.Seconds(), 1), stats.Num(run.restartTook.Seconds(), 1)))
 	sec.Headline = shardHeadline(run, find(bySize[run.n], kindPA))
 	return sec
 }

@@ -75,14 +75,14 @@ func (e *Env) waitSettled(ctx context.Context, ws []workload) error {
 	}
 	timeout := 2*time.Minute + time.Duration(pods)*300*time.Millisecond
 	return framework.PollEvery(ctx, 2*time.Second, timeout, "every Deployment at rest", func(ctx context.Context) (bool, string, error) {
+		want, err := e.specReplicas(ctx, ws)
+		if err != nil {
+			return false, "", err
+		}
 		now := time.Now()
 		off, changing := 0, 0
 		for _, w := range ws {
-			d, err := e.Cluster.Client.AppsV1().Deployments(w.ns).Get(ctx, w.name, metav1.GetOptions{})
-			if err != nil {
-				return false, "", fmt.Errorf("get deployment %s: %w", w.key(), err)
-			}
-			if d.Spec.Replicas == nil || len(e.Watch.RunningPods(w.ns, w.name)) != int(*d.Spec.Replicas) {
+			if r, ok := want[w.key()]; !ok || len(e.Watch.RunningPods(w.ns, w.name)) != int(r) {
 				off++
 			}
 			if e.Watch.ChangesWithin(w.key(), now.Add(-e.Cfg.SyncPeriod), now) > 0 {
@@ -91,6 +91,28 @@ func (e *Env) waitSettled(ctx context.Context, ws []workload) error {
 		}
 		return off == 0 && changing == 0, fmt.Sprintf("%d short of pods, %d changed within a sync period", off, changing), nil
 	})
+}
+
+// specReplicas returns the spec.replicas of the bench Deployments in ws's namespaces, by ns/name.
+func (e *Env) specReplicas(ctx context.Context, ws []workload) (map[string]int32, error) {
+	out := map[string]int32{}
+	seen := map[string]bool{}
+	for _, w := range ws {
+		if seen[w.ns] {
+			continue
+		}
+		seen[w.ns] = true
+		l, err := e.Cluster.Client.AppsV1().Deployments(w.ns).List(ctx, metav1.ListOptions{LabelSelector: benchLabel + "=1"})
+		if err != nil {
+			return nil, fmt.Errorf("list deployments in %s: %w", w.ns, err)
+		}
+		for _, d := range l.Items {
+			if d.Spec.Replicas != nil {
+				out[d.Namespace+"/"+d.Name] = *d.Spec.Replicas
+			}
+		}
+	}
+	return out, nil
 }
 
 // finish fills step from the resize times since t0 (moved says whether a
@@ -210,7 +232,7 @@ func (e *Env) killStep(ctx context.Context, run *ShardRun, rs []*replica, ws []w
 }
 
 // restartStep steps every workload from → to and restarts every replica in
-// turn (SIGTERM, start again, wait ready), recording the bucket holders all
+// turn (SIGTERM, start again, wait ready and for the buckets to be even again), recording the bucket holders all
 // along to tell the PodAutoscalers whose bucket moved before they were
 // resized from the others.
 func (e *Env) restartStep(ctx context.Context, run *ShardRun, rs []*replica, ws []workload, from, to int) (shardStep, error) {
@@ -232,12 +254,12 @@ func (e *Env) restartStep(ctx context.Context, run *ShardRun, rs []*replica, ws 
 		if err := e.ready(ctx, r); err != nil {
 			return step, err
 		}
+		// As a rollout that waits for the restarted replica to hold its share.
+		if _, err := e.waitEven(ctx, rs, 3*time.Minute); err != nil {
+			return step, err
+		}
 	}
 	run.restartTook = time.Since(tr)
-	if _, err := e.waitEven(ctx, rs, 3*time.Minute); err != nil {
-		return step, err
-	}
-	run.evenAfterRestart = time.Since(tr)
 	at := e.waitResized(ctx, ws, tr)
 	tl := stop()
 	logs := append(rescalesSince(old, offsets), rescalesSince(rs, make([]int64, len(rs)))...)
