@@ -83,9 +83,15 @@ func shardHeadline(run ShardRun, c *Phase) []string {
 	}
 	if len(run.steps) > 2 {
 		r := run.steps[2]
-		out = append(out, fmt.Sprintf("s. Rolling restart under a step: step → resize p50 %s s (max %s) for PodAutoscalers whose bucket moved first, %s s (max %s) for the others",
-			stats.Num(stats.Summarize(r.moved).P50, 1), stats.Num(stats.Summarize(r.moved).Max, 1),
-			stats.Num(stats.Summarize(r.fixed).P50, 1), stats.Num(stats.Summarize(r.fixed).Max, 1)))
+		line := fmt.Sprintf("s. Rolling restart under a step (%s s): step → resize p50 %s s (max %s) for the %d PodAutoscalers whose bucket moved before their resize, ",
+			stats.Num(run.restartTook.Seconds(), 1), stats.Num(stats.Summarize(r.moved).P50, 1), stats.Num(stats.Summarize(r.moved).Max, 1), len(r.moved))
+		if len(r.fixed) > 0 {
+			line += fmt.Sprintf("%s s (max %s) for the %d others", stats.Num(stats.Summarize(r.fixed).P50, 1), stats.Num(stats.Summarize(r.fixed).Max, 1), len(r.fixed))
+		} else {
+			line += fmt.Sprintf("none resized before its bucket moved; with every replica up (first step) p50 %s s (max %s)",
+				stats.Num(stats.Summarize(s0.fixed).P50, 1), stats.Num(stats.Summarize(s0.fixed).Max, 1))
+		}
+		out = append(out, line)
 	}
 	return out
 }

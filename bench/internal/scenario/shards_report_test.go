@@ -17,12 +17,16 @@ func TestShardSectionComparesTheFirstStepWithScenarioCsSingleReplica(t *testing.
 			{name: "load step", from: 100, to: 300, last: 30 * time.Second, resized: 60, n: 60, fixed: []float64{10, 30}},
 			{name: "kill", from: 300, to: 500, movedBuckets: 2, moved: []float64{25, 35}, fixed: []float64{12},
 				rescalers: rescalerCount{rescaled: 3, byTwoOrMore: []string{"bench-n00/w-00000"}}, changes: map[int]int{1: 59, 2: 1}},
+			{name: "restart", from: 500, to: 625, movedBuckets: 6, moved: []float64{8, 20}},
 		},
 		takeover: 16 * time.Second}
 	c := map[int][]Phase{60: {{kind: kindPA, n: 60, last: 20 * time.Second}}}
 	sec := e.ShardSection(run, c)
-	if len(sec.Headline) != 2 || !strings.Contains(sec.Headline[0], "after 30 s = 1.50× scenario c's single replica (20 s)") {
+	if len(sec.Headline) != 3 || !strings.Contains(sec.Headline[0], "after 30 s = 1.50× scenario c's single replica (20 s)") {
 		t.Errorf("headline = %q", sec.Headline)
+	}
+	if want := "none resized before its bucket moved; with every replica up (first step) p50 20.0 s (max 30.0)"; !strings.Contains(sec.Headline[2], want) {
+		t.Errorf("a rolling restart that moved every bucket first compares with the first step: %q", sec.Headline[2])
 	}
 	total := sec.Tables[0].Rows[2]
 	if got := strings.Join(total[1:6], " "); got != "4 110 0.30 2.5 0.500" {

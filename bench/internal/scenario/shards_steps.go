@@ -117,7 +117,7 @@ func (e *Env) specReplicas(ctx context.Context, ws []workload) (map[string]int32
 
 // finish fills step from the resize times since t0 (moved says whether a
 // workload's bucket moved before it was resized), the rescales the processes
-// logged, and the Deployments' scale history until now.
+// logged from t0 until now, and the Deployments' scale history over the same window.
 func (e *Env) finish(step *shardStep, ws []workload, t0 time.Time, at map[string]time.Time, moved func(workload, time.Time) bool, logs []map[string]int) {
 	step.n, step.resized = len(ws), len(at)
 	var all []float64
@@ -172,9 +172,8 @@ func (e *Env) plainStep(ctx context.Context, rs []*replica, ws []workload, from,
 	e.setLoad(ws, to)
 	e.logf("s: stepped %d → %d per pod", from, to)
 	at := e.waitResized(ctx, ws, t0)
-	logs := rescalesSince(rs, offsets)
 	err := e.waitSettled(ctx, ws)
-	e.finish(&step, ws, t0, at, func(workload, time.Time) bool { return false }, logs)
+	e.finish(&step, ws, t0, at, func(workload, time.Time) bool { return false }, rescalesSince(rs, offsets))
 	return step, err
 }
 
@@ -207,11 +206,10 @@ func (e *Env) killStep(ctx context.Context, run *ShardRun, rs []*replica, ws []w
 	}
 	run.takeover, run.takeoverSpread = time.Since(tk), spreadString(after, ids(survivors))
 	at := e.waitResized(ctx, ws, tk)
-	logs := rescalesSince(survivors, offsets)
 	err = e.waitSettled(ctx, ws)
 	e.finish(&step, ws, tk, at, func(w workload, _ time.Time) bool {
 		return movedBuckets[shard.Bucket(w.ns, w.name, e.shards())]
-	}, logs)
+	}, rescalesSince(survivors, offsets))
 	if err != nil {
 		return step, err
 	}
@@ -262,8 +260,8 @@ func (e *Env) restartStep(ctx context.Context, run *ShardRun, rs []*replica, ws 
 	run.restartTook = time.Since(tr)
 	at := e.waitResized(ctx, ws, tr)
 	tl := stop()
-	logs := append(rescalesSince(old, offsets), rescalesSince(rs, make([]int64, len(rs)))...)
 	err := e.waitSettled(ctx, ws)
+	logs := append(rescalesSince(old, offsets), rescalesSince(rs, make([]int64, len(rs)))...)
 	e.finish(&step, ws, tr, at, func(w workload, t time.Time) bool {
 		return movedWithin(tl, shard.Bucket(w.ns, w.name, e.shards()), tr, t)
 	}, logs)
