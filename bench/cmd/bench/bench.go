@@ -102,17 +102,11 @@ func clusterScenarios(ctx context.Context, o options, base string) ([]report.Sec
 	}
 	var bySize map[int][]scenario.Phase
 	if cfg.Scenarios["b"] || cfg.Scenarios["c"] {
+		var scale []report.Section
 		var err error
-		bySize, err = env.ScaleAll(ctx)
-		scale, rerr := env.ScaleSections(bySize)
-		if err == nil {
-			err = rerr
-		}
+		bySize, scale, err = scaleScenarios(ctx, env)
 		if err != nil {
 			errs = append(errs, "b/c: "+err.Error())
-			if len(scale) > 0 {
-				scale[len(scale)-1].Notes = append(scale[len(scale)-1].Notes, "**FAILED**: "+err.Error())
-			}
 		}
 		secs = append(secs, scale...)
 	}
@@ -137,6 +131,20 @@ func clusterScenarios(ctx context.Context, o options, base string) ([]report.Sec
 		}
 	}
 	return secs, errs
+}
+
+// scaleScenarios runs b and c at every size and renders them, the last
+// section noting a failure; the phases are scenario s's comparison.
+func scaleScenarios(ctx context.Context, env *scenario.Env) (map[int][]scenario.Phase, []report.Section, error) {
+	bySize, err := env.ScaleAll(ctx)
+	scale, rerr := env.ScaleSections(bySize)
+	if err == nil {
+		err = rerr
+	}
+	if err != nil && len(scale) > 0 {
+		scale[len(scale)-1].Notes = append(scale[len(scale)-1].Notes, "**FAILED**: "+err.Error())
+	}
+	return bySize, scale, err
 }
 
 // kwokPods is the kwok node's pod capacity: every pod the scenarios create.
