@@ -143,7 +143,9 @@ func (e *Env) shardSetup(ctx context.Context, n int) ([]workload, []string, erro
 	}
 	ws := e.benchWorkloads(n)
 	e.logf("s N=%d: %d Deployments of %d pods", n, n, e.podsPerTarget())
-	if err := e.ensureDeployments(ctx, ws, int32(e.podsPerTarget())); err != nil {
+	// Scenario c leaves its Deployments where its step took them: create the
+	// missing ones and scale every one back before waiting for the pods.
+	if err := e.createDeployments(ctx, ws, int32(e.podsPerTarget())); err != nil {
 		return nil, nil, err
 	}
 	for _, w := range ws {
