@@ -60,7 +60,9 @@ func (e *Env) Scale(ctx context.Context, n int) ([]Phase, error) {
 	}
 	ws := e.benchWorkloads(n)
 	e.logf("b/c N=%d: creating %d Deployments (%d pods)", n, n, n*e.podsPerTarget())
-	if err := e.ensureDeployments(ctx, ws, int32(e.podsPerTarget())); err != nil {
+	// A smaller size's phases left its Deployments where their step took
+	// them: each phase scales every one back and waits for the pods.
+	if err := e.createDeployments(ctx, ws, int32(e.podsPerTarget())); err != nil {
 		return nil, err
 	}
 	var out []Phase
