@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podpilot/podpilot/test/e2e/framework"
@@ -161,14 +162,19 @@ func (e *Env) shardSetup(ctx context.Context, n int) ([]workload, []string, erro
 // scenario s's last level.
 func (e *Env) createShardAutoscalers(ctx context.Context, ws []workload) error {
 	maxR := max(e.maxFor(), int32(ShardPods(e.stepTo(), e.podsPerTarget())))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallel)
 	for _, w := range ws {
-		pa := e.podAutoscalerFor(w)
-		pa.Spec.MaxReplicas = maxR
-		if _, err := e.PP.AutoscalingV1alpha1().PodAutoscalers(w.ns).Create(ctx, pa, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("create PodAutoscaler %s: %w", w.key(), err)
-		}
+		g.Go(func() error {
+			pa := e.podAutoscalerFor(w)
+			pa.Spec.MaxReplicas = maxR
+			if _, err := e.PP.AutoscalingV1alpha1().PodAutoscalers(w.ns).Create(gctx, pa, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("create PodAutoscaler %s: %w", w.key(), err)
+			}
+			return nil
+		})
 	}
-	return nil
+	return g.Wait()
 }
 
 // startReplicas starts ShardReplicas podpilots together and waits until
