@@ -67,10 +67,10 @@ func benchmark(ctx context.Context, o options) (string, bool, error) {
 }
 
 func needsCluster(s map[string]bool) bool {
-	return s["a"] || s["b"] || s["c"] || s["d"] || s["e"] || s["g"]
+	return s["a"] || s["b"] || s["c"] || s["d"] || s["e"] || s["g"] || s["s"]
 }
 
-// clusterScenarios runs a–e and g on one local control plane; a failed scenario
+// clusterScenarios runs a–e, g and s on one local control plane; a failed scenario
 // becomes a section saying so, and the next one still runs.
 func clusterScenarios(ctx context.Context, o options, base string) ([]report.Section, []string) {
 	cfg := o.cfg
@@ -100,19 +100,19 @@ func clusterScenarios(ctx context.Context, o options, base string) ([]report.Sec
 		sec, err := env.API(ctx)
 		add("a", sec, err)
 	}
+	var bySize map[int][]scenario.Phase
 	if cfg.Scenarios["b"] || cfg.Scenarios["c"] {
-		bySize, err := env.ScaleAll(ctx)
-		scale, rerr := env.ScaleSections(bySize)
-		if err == nil {
-			err = rerr
-		}
+		var scale []report.Section
+		var err error
+		bySize, scale, err = scaleScenarios(ctx, env)
 		if err != nil {
 			errs = append(errs, "b/c: "+err.Error())
-			if len(scale) > 0 {
-				scale[len(scale)-1].Notes = append(scale[len(scale)-1].Notes, "**FAILED**: "+err.Error())
-			}
 		}
 		secs = append(secs, scale...)
+	}
+	if cfg.Scenarios["s"] && len(cfg.Sizes) > 0 {
+		run, err := env.Shards(ctx, cfg.Sizes[len(cfg.Sizes)-1])
+		add("s", env.ShardSection(run, bySize), err)
 	}
 	if cfg.Scenarios["d"] {
 		sec, err := env.React(ctx)
@@ -133,15 +133,35 @@ func clusterScenarios(ctx context.Context, o options, base string) ([]report.Sec
 	return secs, errs
 }
 
+// scaleScenarios runs b and c at every size and renders them, the last
+// section noting a failure; the phases are scenario s's comparison.
+func scaleScenarios(ctx context.Context, env *scenario.Env) (map[int][]scenario.Phase, []report.Section, error) {
+	bySize, err := env.ScaleAll(ctx)
+	scale, rerr := env.ScaleSections(bySize)
+	if err == nil {
+		err = rerr
+	}
+	if err != nil && len(scale) > 0 {
+		scale[len(scale)-1].Notes = append(scale[len(scale)-1].Notes, "**FAILED**: "+err.Error())
+	}
+	return bySize, scale, err
+}
+
 // kwokPods is the kwok node's pod capacity: every pod the scenarios create.
 func kwokPods(cfg scenario.Config) int {
 	maxN := 0
 	for _, n := range cfg.Sizes {
 		maxN = max(maxN, n)
 	}
-	n := maxN*8 + cfg.APIPods + cfg.ReactSteps*scenario.ReactRows*6 + 500 // scenario d: 2 → 6 pods per step
+	// Scenario b and c's autoscalers may grow each Deployment to 4 × its pods;
+	// scenario d: 2 → 6 pods per step.
+	n := maxN*4*max(2, cfg.PodsPerTarget) + cfg.APIPods + cfg.ReactSteps*scenario.ReactRows*6 + 500
 	if cfg.Scenarios["g"] && len(cfg.Pods) > 0 {
 		n += cfg.Pods[len(cfg.Pods)-1]
+	}
+	if cfg.Scenarios["s"] {
+		// Scenario s's last step asks for ShardPods per Deployment.
+		n += maxN * scenario.ShardPods(cfg.StepTo, max(1, cfg.PodsPerTarget))
 	}
 	return n
 }

@@ -30,6 +30,9 @@ func parseFlags(args []string) (options, error) {
 	var full bool
 	c := &o.cfg
 	fs.StringVar(&sizes, "sizes", "100", "comma-separated N for scenarios b and c (N HPAs, then N PodAutoscalers, over N Deployments of 2 pods)")
+	fs.IntVar(&c.PodsPerTarget, "pods-per-target", 2, "pods of each of scenario b and c's N Deployments before the step (kubernetes#139142's shape is 100)")
+	fs.IntVar(&c.StepTo, "step-to", 300, "scenario c's step: the per-pod load (from 100, the target) every Deployment steps to")
+	fs.IntVar(&c.Shards, "shards", 6, "scenario s's --autoscaler-shards: buckets over its 3 sharded podpilots")
 	fs.BoolVar(&full, "full", false, "the full run: --sizes=100,1000,5000 --memory-series=0,10000,100000 --pods=1000,10000,50000 (hours on 2 cores)")
 	fs.IntVar(&c.Namespaces, "namespaces", 10, "namespaces the N Deployments are spread over")
 	fs.IntVar(&c.Rounds, "rounds", 2, "sync periods per steady-state window")
@@ -53,7 +56,7 @@ func parseFlags(args []string) (options, error) {
 		"scenario e: prometheus-adapter's code built on podpilot's library versions (hack/build-tools.sh prometheus-adapter-current; also PROMETHEUS_ADAPTER_CURRENT)")
 	fs.StringVar(&c.PodpilotBinary, "podpilot", filepath.Join(root, "bin", "podpilot"), "the podpilot binary")
 	fs.StringVar(&c.PodcacheBinary, "podcache", filepath.Join(root, "_output", "bin", "podcache"), "where scenario g builds bench/cmd/podcache, its typed-informer baseline")
-	fs.StringVar(&scenarios, "scenarios", "a,b,c,d,e,f,p", "scenarios to run (b and c run together; g, memory against pods, on request or with --full; p, predictive scaling in replay, needs no cluster)")
+	fs.StringVar(&scenarios, "scenarios", "a,b,c,d,e,f,p", "scenarios to run (b and c run together; g, memory against pods, on request or with --full; s, the autoscaler sharded over 3 replicas at the largest of --sizes, on request; p, predictive scaling in replay, needs no cluster)")
 	fs.StringVar(&c.StateDir, "state-dir", filepath.Join(root, "_output", "bench-cluster"), "state directory of the bench's local control plane")
 	fs.StringVar(&o.outDir, "out", filepath.Join(root, "bench", "results"), "directory of the report and its plots")
 	fs.StringVar(&o.benchtime, "benchtime", "1s", "-benchtime of the Go benchmarks (scenario f)")
@@ -91,8 +94,14 @@ func parseFlags(args []string) (options, error) {
 
 // validate checks the settings that have a range.
 func validate(c scenario.Config) error {
-	if c.Namespaces < 1 || c.Rounds < 1 || c.APIPods < 1 || c.APIConcurrency < 1 || c.ReactSteps < 1 {
-		return fmt.Errorf("--namespaces, --rounds, --api-pods, --api-concurrency and --react-steps must be at least 1")
+	if c.Namespaces < 1 || c.Rounds < 1 || c.APIPods < 1 || c.APIConcurrency < 1 || c.ReactSteps < 1 || c.PodsPerTarget < 1 {
+		return fmt.Errorf("--namespaces, --rounds, --api-pods, --api-concurrency, --react-steps and --pods-per-target must be at least 1")
+	}
+	if c.Shards < 2 || c.Shards > 64 {
+		return fmt.Errorf("--shards=%d: scenario s needs 2 to 64 buckets (podpilot's --autoscaler-shards range above 1)", c.Shards)
+	}
+	if c.StepTo <= 110 {
+		return fmt.Errorf("--step-to=%d: the step must leave the target's 10%% tolerance (more than 110 per pod)", c.StepTo)
 	}
 	if c.PodShape != scenario.PodShapeRealistic && c.PodShape != scenario.PodShapeMinimal {
 		return fmt.Errorf("--pod-shape: %q is neither %s nor %s", c.PodShape, scenario.PodShapeRealistic, scenario.PodShapeMinimal)
@@ -108,9 +117,13 @@ func defaultTimeout(c scenario.Config, full bool) time.Duration {
 		d = 6 * time.Hour
 	}
 	if c.Scenarios["b"] || c.Scenarios["c"] {
-		// Creating, resetting and stepping N Deployments at kube-controller-manager's 20 QPS.
+		// Creating, resetting and stepping N Deployments at kube-controller-manager's 20 QPS,
+		// and their pods (two per Deployment are counted above).
 		for _, n := range c.Sizes {
 			d += time.Duration(n) * 1500 * time.Millisecond
+			if c.PodsPerTarget > 2 {
+				d += time.Duration(n*(c.PodsPerTarget-2)) * 100 * time.Millisecond
+			}
 		}
 	}
 	if c.Scenarios["g"] && len(c.Pods) > 0 {
@@ -121,6 +134,13 @@ func defaultTimeout(c scenario.Config, full bool) time.Duration {
 		// spike seeds), each refitting the forecast every 5 minutes: 33m33s in all on 2 shared
 		// cores at a load average of 8 to 12, where the default 20 minutes cut it short.
 		d += 40 * time.Minute
+	}
+	if c.Scenarios["s"] && len(c.Sizes) > 0 {
+		// Three steps and their pods (at about 9 pods/s), resets, a takeover
+		// and a rolling restart.
+		n := c.Sizes[len(c.Sizes)-1]
+		d += 10*time.Minute + time.Duration(n)*4*time.Second +
+			time.Duration(n*scenario.ShardPods(c.StepTo, c.PodsPerTarget))*150*time.Millisecond
 	}
 	if c.Scenarios["a"] {
 		// Two request mixes × up to nine targets, each measured for APIDuration

@@ -66,6 +66,15 @@ func (f Families) HistogramSum(name string, match map[string]string) (sum, count
 // It is 0 when nothing was observed, +Inf when the largest fell past the last
 // finite bucket.
 func (f Families) HistogramMaxBound(before Families, name string, match map[string]string) float64 {
+	return f.HistogramQuantileBound(before, name, match, 1)
+}
+
+// HistogramQuantileBound returns the upper bound of the lowest bucket of
+// histogram name (series whose labels include match) holding the q-quantile
+// of the observations made between before and f: an upper bound of that
+// quantile, never an interpolation. It is 0 when nothing was observed, +Inf
+// when the quantile fell past the last finite bucket.
+func (f Families) HistogramQuantileBound(before Families, name string, match map[string]string, q float64) float64 {
 	gained := func(fam Families) (buckets map[float64]float64, count float64) {
 		buckets = map[float64]float64{}
 		for _, m := range fam.metrics(name, match) {
@@ -82,8 +91,8 @@ func (f Families) HistogramMaxBound(before Families, name string, match map[stri
 	}
 	now, nowCount := gained(f)
 	then, thenCount := gained(before)
-	// Cumulative counts: the largest observation lies in the lowest bucket
-	// whose gain equals the total gain.
+	// Cumulative counts: the q-quantile lies in the lowest bucket whose gain
+	// reaches q of the total gain.
 	total := nowCount - thenCount
 	if total <= 0 {
 		return 0
@@ -94,7 +103,7 @@ func (f Families) HistogramMaxBound(before Families, name string, match map[stri
 	}
 	slices.Sort(bounds)
 	for _, b := range bounds {
-		if now[b]-then[b] >= total {
+		if now[b]-then[b] >= q*total {
 			return b
 		}
 	}

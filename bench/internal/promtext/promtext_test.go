@@ -110,3 +110,39 @@ round_seconds_count 5
 		})
 	}
 }
+
+func TestHistogramQuantileBoundIsTheLowestBucketReachingTheQuantileOfTheNewObservations(t *testing.T) {
+	const before = `# TYPE wait_seconds histogram
+wait_seconds_bucket{le="0.01"} 10
+wait_seconds_bucket{le="0.1"} 10
+wait_seconds_bucket{le="1"} 10
+wait_seconds_bucket{le="+Inf"} 10
+wait_seconds_sum 0.05
+wait_seconds_count 10
+`
+	// 100 new observations: 98 under 10 ms, one under 100 ms, one under 1 s.
+	const now = `# TYPE wait_seconds histogram
+wait_seconds_bucket{le="0.01"} 108
+wait_seconds_bucket{le="0.1"} 109
+wait_seconds_bucket{le="1"} 110
+wait_seconds_bucket{le="+Inf"} 110
+wait_seconds_sum 1.5
+wait_seconds_count 110
+`
+	b, err := Parse([]byte(before))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Parse([]byte(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q    float64
+		want float64
+	}{{0.5, 0.01}, {0.98, 0.01}, {0.99, 0.1}, {1, 1}} {
+		if got := n.HistogramQuantileBound(b, "wait_seconds", nil, c.q); got != c.want {
+			t.Errorf("q=%v: bound %v, want %v", c.q, got, c.want)
+		}
+	}
+}

@@ -27,20 +27,26 @@ const (
 
 var benchLabels = map[string]string{benchLabel: "1"}
 
-func hpaFor(w workload) *autoscalingv2.HorizontalPodAutoscaler {
-	h := framework.PodsMetricHPA(w.name, w.metricName(), targetPerPod, 1, maxReplicas)
+// maxFor is the autoscalers' maxReplicas: maxReplicas, or room for a step that
+// quadruples podsPerTarget.
+func (e *Env) maxFor() int32 {
+	return int32(max(maxReplicas, 4*e.podsPerTarget()))
+}
+
+func (e *Env) hpaFor(w workload) *autoscalingv2.HorizontalPodAutoscaler {
+	h := framework.PodsMetricHPA(w.name, w.metricName(), targetPerPod, 1, e.maxFor())
 	h.Labels = benchLabels
 	return h
 }
 
-func podAutoscalerFor(w workload) *podpilotv1alpha1.PodAutoscaler {
+func (e *Env) podAutoscalerFor(w workload) *podpilotv1alpha1.PodAutoscaler {
 	return &podpilotv1alpha1.PodAutoscaler{
 		ObjectMeta: metav1.ObjectMeta{Name: w.name, Labels: benchLabels},
 		Spec: podpilotv1alpha1.PodAutoscalerSpec{
 			ScaleTargetKind: podpilotv1alpha1.ScaleTargetDeployment,
 			ScaleTargetName: w.name,
 			MinReplicas:     ptr.To[int32](1),
-			MaxReplicas:     maxReplicas,
+			MaxReplicas:     e.maxFor(),
 			CustomMetrics: []podpilotv1alpha1.CustomMetricSpec{{
 				MetricName: w.metricName(), AverageValue: *resource.NewQuantity(targetPerPod, resource.DecimalSI),
 			}},
@@ -56,9 +62,9 @@ func (e *Env) createAutoscalers(ctx context.Context, k kind, ws []workload) erro
 		g.Go(func() error {
 			var err error
 			if k == kindHPA {
-				_, err = e.Cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(w.ns).Create(gctx, hpaFor(w), metav1.CreateOptions{})
+				_, err = e.Cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(w.ns).Create(gctx, e.hpaFor(w), metav1.CreateOptions{})
 			} else {
-				_, err = e.PP.AutoscalingV1alpha1().PodAutoscalers(w.ns).Create(gctx, podAutoscalerFor(w), metav1.CreateOptions{})
+				_, err = e.PP.AutoscalingV1alpha1().PodAutoscalers(w.ns).Create(gctx, e.podAutoscalerFor(w), metav1.CreateOptions{})
 			}
 			if err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("create %s %s: %w", k, w.key(), err)

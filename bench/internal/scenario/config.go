@@ -24,6 +24,14 @@ type Config struct {
 
 	// Sizes are the N of scenarios b and c, ascending.
 	Sizes []int
+	// PodsPerTarget is how many pods each of scenario b and c's Deployments
+	// runs before the step (2 unless set; the shape of kubernetes#139142 is 100).
+	PodsPerTarget int
+	// StepTo is the per-pod load of scenario c's step (from targetPerPod): 300
+	// triples the pods; a smaller step keeps a large shape's pod count in reach.
+	StepTo int
+	// Shards is scenario s's --autoscaler-shards (6 unless set).
+	Shards int
 	// Namespaces the N workloads are spread over.
 	Namespaces int
 	// Rounds is how many sync periods a steady-state window lasts.
@@ -74,7 +82,7 @@ const (
 	stepFastMetric = "bench_step_fast"
 	targetPerPod   = 100
 	baseReplicas   = 2
-	maxReplicas    = 20
+	maxReplicas    = 20 // at least; scenario b and c allow 4 × PodsPerTarget
 	benchLabel     = "podpilot-bench"
 	benchNSPrefix  = "bench-"
 )

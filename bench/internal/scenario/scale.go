@@ -22,7 +22,14 @@ type Phase struct {
 	cpu                                 time.Duration // of the autoscaler's process, per round
 	rssMiB                              float64
 	kcmReconcileMean, kcmReconcileCount float64
-	failedGet                           int
+	// Per second over the steady window: the autoscaler's reconciliations (one per
+	// object per sync; upstream's horizontal_pod_autoscaler_controller_reconciliations_total,
+	// podpilot's podpilot_ prefixed copy) and every client's API requests
+	// (kube-apiserver's apiserver_request_total); queueWaitP99 bounds from above
+	// the 99th percentile of the time an object waited in the autoscaler's
+	// work queue (workqueue_queue_duration_seconds).
+	reconcilesPerSec, apiRequestsPerSec, queueWaitP99 float64
+	failedGet                                         int
 	// paRoundSpans are the spans of the PodAutoscaler status-write bursts of the steady window.
 	paRoundSpans []float64
 	// paRoundMax bounds the longest round of the steady window from above
@@ -52,8 +59,10 @@ func (e *Env) Scale(ctx context.Context, n int) ([]Phase, error) {
 		return nil, err
 	}
 	ws := e.benchWorkloads(n)
-	e.logf("b/c N=%d: creating %d Deployments (%d pods)", n, n, n*baseReplicas)
-	if err := e.ensureDeployments(ctx, ws, baseReplicas); err != nil {
+	e.logf("b/c N=%d: creating %d Deployments (%d pods)", n, n, n*e.podsPerTarget())
+	// A smaller size's phases left its Deployments where their step took
+	// them: each phase scales every one back and waits for the pods.
+	if err := e.createDeployments(ctx, ws, int32(e.podsPerTarget())); err != nil {
 		return nil, err
 	}
 	var out []Phase
@@ -72,16 +81,16 @@ func (e *Env) Scale(ctx context.Context, n int) ([]Phase, error) {
 	return out, nil
 }
 
-// runPhase resets the workloads to 2 pods at 100 per pod, creates one
-// autoscaler of k each, measures the steady state, steps the load to 300
-// per pod and waits for every Deployment to be resized, then deletes the
-// autoscalers.
+// runPhase resets the workloads to podsPerTarget pods at 100 per pod,
+// creates one autoscaler of k each, measures the steady state, steps the load
+// to StepTo per pod and waits for every Deployment to be resized, then
+// deletes the autoscalers.
 func (e *Env) runPhase(ctx context.Context, k kind, ws []workload, nss []string) (Phase, error) {
 	p := Phase{kind: k, n: len(ws)}
 	for _, w := range ws {
-		e.Load.Set(w.ns, w.name, targetPerPod*baseReplicas)
+		e.Load.Set(w.ns, w.name, float64(targetPerPod*e.podsPerTarget()))
 	}
-	if err := e.scaleTo(ctx, ws, baseReplicas); err != nil {
+	if err := e.scaleTo(ctx, ws, int32(e.podsPerTarget())); err != nil {
 		return p, err
 	}
 	if err := e.waitPrometheusAt(ctx, benchNSPrefix+"n[0-9]+", targetPerPod); err != nil {
@@ -112,8 +121,31 @@ func (e *Env) runPhase(ctx context.Context, k kind, ws []workload, nss []string)
 	return p, e.step(ctx, &p, ws)
 }
 
-// roundHistogram is podpilot's histogram of autoscaler round durations.
-const roundHistogram = "podpilot_autoscaler_round_duration_seconds"
+// roundHistogram is podpilot's histogram of autoscaler round durations;
+// reconciliations is kube-controller-manager's HPA reconciliation counter
+// (podpilot's has the podpilot_ prefix); queueWait is client-go's work queue
+// wait histogram.
+const (
+	roundHistogram  = "podpilot_autoscaler_round_duration_seconds"
+	reconciliations = "horizontal_pod_autoscaler_controller_reconciliations_total"
+	queueWait       = "workqueue_queue_duration_seconds"
+)
+
+// podsPerTarget is Config.PodsPerTarget, 2 unless set.
+func (e *Env) podsPerTarget() int {
+	if e.Cfg.PodsPerTarget > 0 {
+		return e.Cfg.PodsPerTarget
+	}
+	return baseReplicas
+}
+
+// stepTo is Config.StepTo, 300 per pod unless set.
+func (e *Env) stepTo() int {
+	if e.Cfg.StepTo > 0 {
+		return e.Cfg.StepTo
+	}
+	return 300
+}
 
 // steady measures Rounds sync periods of the steady state.
 func (e *Env) steady(ctx context.Context, p *Phase, nss []string) error {
@@ -145,12 +177,18 @@ func (e *Env) steady(ctx context.Context, p *Phase, nss []string) error {
 	p.failedGet = f1 - f0
 	p.rssMiB = float64(e.PodpilotRSS()) / (1 << 20)
 	p.histograms = s1.autoscalerHistograms(s0)
+	secs := s1.at.Sub(s0.at).Seconds()
+	p.apiRequestsPerSec = (s1.apiserver.Sum("apiserver_request_total", nil) - s0.apiserver.Sum("apiserver_request_total", nil)) / secs
 	if p.kind == kindHPA {
+		p.reconcilesPerSec = (s1.kcm.Sum(reconciliations, nil) - s0.kcm.Sum(reconciliations, nil)) / secs
+		p.queueWaitP99 = s1.kcm.HistogramQuantileBound(s0.kcm, queueWait, map[string]string{"name": "horizontalpodautoscaler"}, 0.99)
 		p.cpu = time.Duration(float64(s1.kcmCPU-s0.kcmCPU) / p.rounds)
 		p.kcmReconcileMean, p.kcmReconcileCount = histogramMean(s1.kcm, s0.kcm,
 			"horizontal_pod_autoscaler_controller_reconciliation_duration_seconds")
 	} else {
 		p.cpu = time.Duration(float64(s1.podpilotCPU-s0.podpilotCPU) / p.rounds)
+		p.reconcilesPerSec = (s1.podpilot.Sum("podpilot_"+reconciliations, nil) - s0.podpilot.Sum("podpilot_"+reconciliations, nil)) / secs
+		p.queueWaitP99 = s1.podpilot.HistogramQuantileBound(s0.podpilot, queueWait, map[string]string{"name": "podpilot-autoscaler"}, 0.99)
 		writes := e.Watch.PodAutoscalerWrites(s0.at, s1.at)
 		p.paWrites = len(writes)
 		p.paRoundSpans = burstSpans(writes, e.Cfg.SyncPeriod/3)
@@ -160,8 +198,8 @@ func (e *Env) steady(ctx context.Context, p *Phase, nss []string) error {
 	return nil
 }
 
-// step sets every workload to 300 per pod and waits until each Deployment's
-// spec.replicas changed.
+// step sets every workload to StepTo per pod and waits until each
+// Deployment's spec.replicas changed.
 func (e *Env) step(ctx context.Context, p *Phase, ws []workload) error {
 	s0, err := e.snapshot(ctx)
 	if err != nil {
@@ -169,9 +207,9 @@ func (e *Env) step(ctx context.Context, p *Phase, ws []workload) error {
 	}
 	t0 := time.Now()
 	for _, w := range ws {
-		e.Load.Set(w.ns, w.name, 300*baseReplicas)
+		e.Load.Set(w.ns, w.name, float64(e.stepTo()*e.podsPerTarget()))
 	}
-	e.logf("%s N=%d: stepped 100 → 300 per pod; waiting for every Deployment to resize", p.kind, p.n)
+	e.logf("%s N=%d: stepped %d → %d per pod; waiting for every Deployment to resize", p.kind, p.n, targetPerPod, e.stepTo())
 	timeout := 3*time.Minute + time.Duration(len(ws))*1300*time.Millisecond
 	_ = framework.Poll(ctx, timeout, "every Deployment resized", func(context.Context) (bool, string, error) {
 		done := 0

@@ -14,21 +14,26 @@ import (
 // (each size's stock HPA phase followed by its PodAutoscaler phase).
 func (e *Env) ScaleSections(bySize map[int][]Phase) ([]report.Section, error) {
 	b := report.Section{Title: "b. Stock HPAs reading the metrics API",
-		Intro: fmt.Sprintf("N autoscaling/v2 HPAs (Pods metric `%s`, AverageValue %d) over N kwok Deployments of 2 pods in %d namespaces; "+
+		Intro: fmt.Sprintf("N autoscaling/v2 HPAs (Pods metric `%s`, AverageValue %d) over N kwok Deployments of %d pods in %d namespaces; "+
 			"kube-controller-manager syncs every %s, Prometheus scrapes every %s. Steady state over %d sync periods: Prometheus queries "+
 			"per round counted by podpilot (`podpilot_prometheus_client_request_duration_seconds_count{operation=\"query\"}`) and by Prometheus "+
 			"(`prometheus_engine_query_duration_seconds_count{slice=\"inner_eval\"}`), against the N HPAs and the %d distinct (namespace, metric) pairs.",
-			loadMetric, targetPerPod, e.Cfg.Namespaces, e.Cfg.SyncPeriod, e.Cfg.ScrapeInterval, e.Cfg.Rounds, e.Cfg.Namespaces)}
+			loadMetric, targetPerPod, e.podsPerTarget(), e.Cfg.Namespaces, e.Cfg.SyncPeriod, e.Cfg.ScrapeInterval, e.Cfg.Rounds, e.Cfg.Namespaces)}
 	bt := report.Table{Header: []string{"N", "all reading after s", "queries/round (podpilot)", "× N HPAs", "× distinct",
 		"queries/round (Prometheus)", "FailedGetPodsMetric", "kcm reconcile mean ms", "kcm CPU s/round"}}
 	c := report.Section{Title: "c. PodAutoscalers against stock HPAs",
-		Intro: "The same N Deployments, first with N stock HPAs, then (after deleting them and resetting to 2 pods at 100) with N PodAutoscalers " +
-			"on the same metric and target. The step sets every Deployment from 100 to 300 per pod; first/last = step → the first/last Deployment's " +
+		Intro: fmt.Sprintf("The same N Deployments, first with N stock HPAs, then (after deleting them and resetting to %d pods at 100) with N PodAutoscalers "+
+			"on the same metric and target. The step sets every Deployment from 100 to %d per pod; first/last = step → the first/last Deployment's ", e.podsPerTarget(), e.stepTo()) +
 			"`spec.replicas` changed. Writes are kube-apiserver `apiserver_request_total` deltas (POST/PUT/PATCH/APPLY/DELETE on HPAs, " +
 			"PodAutoscalers, Deployments' scale subresource and events; events include the Deployment controller's ScalingReplicaSet). CPU is the autoscaler's process: kube-controller-manager (all its controllers) or podpilot. " +
-			"PA round = the longest round of the steady window, as an upper bound from podpilot_autoscaler_round_duration_seconds (a round runs from the first sync after an idle queue until the queue is idle again: with rounds aligned to one scrape, every PodAutoscaler due then). Full rounds must fit in one sync period."}
+			"PA round = the longest round of the steady window, as an upper bound from podpilot_autoscaler_round_duration_seconds (a round runs from the first sync after an idle queue until the queue is idle again: with rounds aligned to one scrape, every PodAutoscaler due then). Full rounds must fit in one sync period. " +
+			"Over the steady window: reconciliations/s are the autoscaler's `horizontal_pod_autoscaler_controller_reconciliations_total` (podpilot's " +
+			"with its `podpilot_` prefix: one per object per sync, as upstream counts them); queue wait p99 is an upper bound (a bucket's bound) of the " +
+			"99th percentile of `workqueue_queue_duration_seconds` of the autoscaler's queue; API requests/s are every client's " +
+			"(`apiserver_request_total`, the bench's own watch and kwok included, in both phases alike)."}
 	ct := report.Table{Header: []string{"N", "autoscaler", "first s", "last s", "× HPA last", "resized", "queries/round", "× HPA",
-		"writes/round (steady)", "× HPA", "writes in step", "CPU s/round", "podpilot RSS MiB", "PA round s (max)"}}
+		"writes/round (steady)", "× HPA", "writes in step", "CPU s/round", "podpilot RSS MiB", "PA round s (max)",
+		"reconciliations/s", "queue wait p99 s (≤)", "API requests/s"}}
 	var sizes []float64
 	var qHPA, qPA, lastHPA, lastPA, roundPA []float64
 	for _, n := range sortedSizes(bySize) {
@@ -41,9 +46,9 @@ func (e *Env) ScaleSections(bySize map[int][]Phase) ([]report.Section, error) {
 				fmt.Sprint(h.failedGet), stats.Num(h.kcmReconcileMean*1000, 1), stats.Num(h.cpu.Seconds(), 2)})
 		}
 		if h != nil && p != nil {
-			c.Headline = append(c.Headline, fmt.Sprintf("c. N=%d, step 100 → 300: last Deployment resized by PodAutoscalers after %s s = %s the stock HPA's %s s; "+
+			c.Headline = append(c.Headline, fmt.Sprintf("c. N=%d × %d pods, step 100 → %d: last Deployment resized by PodAutoscalers after %s s = %s the stock HPA's %s s; "+
 				"Prometheus queries per round %s = %s the HPAs' %s; API writes per round %s = %s the HPAs' %s",
-				n, stats.Num(p.last.Seconds(), 0), stats.Ratio(p.last.Seconds(), h.last.Seconds()), stats.Num(h.last.Seconds(), 0),
+				n, e.podsPerTarget(), e.stepTo(), stats.Num(p.last.Seconds(), 0), stats.Ratio(p.last.Seconds(), h.last.Seconds()), stats.Num(h.last.Seconds(), 0),
 				stats.Num(p.queries, 1), stats.Ratio(p.queries, h.queries), stats.Num(h.queries, 1),
 				stats.Num(sumValues(p.writes)/p.rounds, 1), stats.Ratio(sumValues(p.writes)/p.rounds, sumValues(h.writes)/h.rounds), stats.Num(sumValues(h.writes)/h.rounds, 1)))
 		}
@@ -85,7 +90,8 @@ func phaseRow(x, hpa *Phase) []string {
 		stats.Ratio(x.last.Seconds(), base(func(p *Phase) float64 { return p.last.Seconds() })), fmt.Sprintf("%d/%d", x.resized, x.n),
 		stats.Num(x.queries, 1), stats.Ratio(x.queries, base(func(p *Phase) float64 { return p.queries })),
 		stats.Num(steady, 1), stats.Ratio(steady, base(func(p *Phase) float64 { return sumValues(p.writes) / p.rounds })),
-		stats.Num(sumValues(x.stepWrites), 0), stats.Num(x.cpu.Seconds(), 2), stats.Num(x.rssMiB, 0), round}
+		stats.Num(sumValues(x.stepWrites), 0), stats.Num(x.cpu.Seconds(), 2), stats.Num(x.rssMiB, 0), round,
+		stats.Num(x.reconcilesPerSec, 1), stats.Num(x.queueWaitP99, 3), stats.Num(x.apiRequestsPerSec, 0)}
 }
 
 func phaseNotes(x *Phase) []string {

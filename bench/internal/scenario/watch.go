@@ -137,3 +137,17 @@ func (w *Watch) PodAutoscalerWrites(from, to time.Time) []time.Time {
 	}
 	return out
 }
+
+// ChangesWithin returns how many times Deployment key's spec.replicas
+// changed within (from, to].
+func (w *Watch) ChangesWithin(key string, from, to time.Time) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, at := range w.changes[key] {
+		if at.After(from) && !at.After(to) {
+			n++
+		}
+	}
+	return n
+}

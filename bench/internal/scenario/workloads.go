@@ -62,6 +62,15 @@ func (e *Env) ensureNamespaces(ctx context.Context, names ...string) error {
 // replicas pods each (at most parallel creations at a time) and waits until
 // all their pods run.
 func (e *Env) ensureDeployments(ctx context.Context, ws []workload, replicas int32) error {
+	if err := e.createDeployments(ctx, ws, replicas); err != nil {
+		return err
+	}
+	return e.waitRunning(ctx, ws, replicas)
+}
+
+// createDeployments creates the workloads that do not exist yet with
+// replicas pods each, at most parallel creations at a time.
+func (e *Env) createDeployments(ctx context.Context, ws []workload, replicas int32) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallel)
 	for _, w := range ws {
@@ -77,10 +86,7 @@ func (e *Env) ensureDeployments(ctx context.Context, ws []workload, replicas int
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	return e.waitRunning(ctx, ws, replicas)
+	return g.Wait()
 }
 
 // scaleTo sets every workload's replicas (parallel, bounded) and waits until
