@@ -114,8 +114,9 @@ func Fit(s Series, method Method) (*Model, error) {
 		return nil, fmt.Errorf("the daily and weekly pattern explains %.0f%% of the variance, at least %.0f%% needed: %w",
 			100*d.strength, 100*MinSeasonalStrength, ErrNotSeasonal)
 	}
-	m := &Model{Method: method, End: s.End(), Weekly: d.weekly != nil, Strength: d.strength, Headroom: d.headroom(HeadroomQuantile),
-		Persistence: d.persistence(), step: s.Step}
+	lw := d.lastWeek()
+	m := &Model{Method: method, End: s.End(), Weekly: d.weekly != nil, Strength: d.strength, Headroom: d.headroom(HeadroomQuantile, lw),
+		Persistence: d.persistence(lw), step: s.Step}
 	if !finite(m.Headroom) || !finite(m.Persistence) {
 		return nil, fmt.Errorf("headroom %g, persistence %g: %w", m.Headroom, m.Persistence, ErrInvalidHistory)
 	}

@@ -29,26 +29,64 @@ func withFlatDays(sh shape, span time.Duration, noise float64, flat ...int) Seri
 // (a holiday): after a holiday, it stays near an ordinary week's.
 func TestTheHeadroomForgetsADayThatBrokeThePattern(t *testing.T) {
 	sh := shape{level: 1000, daily: 600}
-	ordinary, err := Fit(withFlatDays(sh, 21*day, 0.03), HoltWinters)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name string
+		span time.Duration
 		flat []int
 	}{
-		{name: "a holiday three days before the history's end", flat: []int{18}},
-		{name: "two holidays in the last week", flat: []int{15, 18}},
+		{name: "a holiday three days before the history's end", span: 21 * day, flat: []int{18}},
+		{name: "two holidays in the last week", span: 21 * day, flat: []int{15, 18}},
+		// A day counted back from noon would hold half of the holiday, and the next day the other half.
+		{name: "a holiday in a history that ends at noon", span: 21*day + 12*time.Hour, flat: []int{18}},
+		{name: "three holidays in a row in a history that ends at noon", span: 21*day + 12*time.Hour, flat: []int{16, 17, 18}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := Fit(withFlatDays(sh, 21*day, 0.03, tt.flat...), HoltWinters)
+			ordinary, err := Fit(withFlatDays(sh, tt.span, 0.03), HoltWinters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := Fit(withFlatDays(sh, tt.span, 0.03, tt.flat...), HoltWinters)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("headroom %.3f, an ordinary week's %.3f", m.Headroom, ordinary.Headroom)
 			if m.Headroom > 1.1*ordinary.Headroom+0.002 {
 				t.Errorf("headroom after the holiday %.3f, want within 1.1x of an ordinary week's %.3f", m.Headroom, ordinary.Headroom)
+			}
+		})
+	}
+}
+
+// TestThePersistenceForgetsADayThatBrokeThePattern: the persistence (how much of the load's
+// deviation from the forecast lasts one step later) is measured on the last week without the days
+// that broke the pattern, nor the half-days around them whose level they pull: a holiday's
+// deviation lasts all day, and counted it would make the forecast follow the noise of the load now
+// for the week after.
+func TestThePersistenceForgetsADayThatBrokeThePattern(t *testing.T) {
+	sh := shape{level: 1000, daily: 600}
+	tests := []struct {
+		name string
+		span time.Duration
+		flat []int
+	}{
+		{name: "a holiday three days before the history's end", span: 21 * day, flat: []int{18}},
+		{name: "two holidays in the last week", span: 21 * day, flat: []int{15, 18}},
+		{name: "three holidays in a row in a history that ends at noon", span: 21*day + 12*time.Hour, flat: []int{16, 17, 18}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ordinary, err := Fit(withFlatDays(sh, tt.span, 0.03), HoltWinters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := Fit(withFlatDays(sh, tt.span, 0.03, tt.flat...), HoltWinters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("persistence %.3f, an ordinary week's %.3f", m.Persistence, ordinary.Persistence)
+			if m.Persistence > ordinary.Persistence+0.1 {
+				t.Errorf("persistence after the holiday %.3f, want within 0.1 of an ordinary week's %.3f", m.Persistence, ordinary.Persistence)
 			}
 		})
 	}
