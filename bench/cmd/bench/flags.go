@@ -58,6 +58,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&c.PodcacheBinary, "podcache", filepath.Join(root, "_output", "bin", "podcache"), "where scenario g builds bench/cmd/podcache, its typed-informer baseline")
 	fs.StringVar(&scenarios, "scenarios", "a,b,c,d,e,f,p", "scenarios to run (b and c run together; g, memory against pods, on request or with --full; s, the autoscaler sharded over 3 replicas at the largest of --sizes, on request; p, predictive scaling in replay, needs no cluster)")
 	fs.StringVar(&c.StateDir, "state-dir", filepath.Join(root, "_output", "bench-cluster"), "state directory of the bench's local control plane")
+	fs.StringVar(&c.ClusterEnv, "cluster-env", "", "the env file of a running local cluster to use and leave running (hack/local-up.sh's; its kwok node, kube-controller-manager and Prometheus settings are the ones it was started with), instead of starting one in --state-dir")
 	fs.StringVar(&o.outDir, "out", filepath.Join(root, "bench", "results"), "directory of the report and its plots")
 	fs.StringVar(&o.benchtime, "benchtime", "1s", "-benchtime of the Go benchmarks (scenario f)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "bound on the whole run (0: 20m, or 6h with --full)")

@@ -18,6 +18,10 @@ type Config struct {
 	PodcacheBinary string
 	// StateDir holds the bench cluster's state.
 	StateDir string
+	// ClusterEnv, when set, is the env file of a running local cluster
+	// (hack/local-up.sh's) that the bench uses, and leaves running, instead of
+	// starting its own: a large shape's pods are created once for several runs.
+	ClusterEnv string
 
 	// Scenarios to run, by letter (a–e and g; f, the Go benchmarks, runs without a cluster).
 	Scenarios map[string]bool

@@ -62,7 +62,7 @@ func Start(ctx context.Context, cfg Config, kwokPods int, log io.Writer, outDir,
 			return nil, fmt.Errorf("set %s: %w", k, err)
 		}
 	}
-	c, err := framework.Up(ctx, cfg.StateDir, "")
+	c, err := framework.Up(ctx, cfg.StateDir, cfg.ClusterEnv)
 	if err != nil {
 		// hack/local-up.sh leaves running what it started before a later step failed.
 		down := exec.CommandContext(context.WithoutCancel(ctx), filepath.Join(framework.RepoRoot(), "hack", "local-down.sh"), cfg.StateDir)
