@@ -83,6 +83,22 @@ const (
 	diffPPAApp = "web-ppa"
 )
 
+// everyKindRulesFile writes the rules a podpilot serving every metric kind to
+// HPAs and PodAutoscalers reads: the default rules with the per-Service rule
+// (Object metrics), and resourceRules over a 15 s rate window (the window
+// kubelet's resource metrics have for metrics-server), so cpu settles soon
+// after the pods start.
+func everyKindRulesFile(t *testing.T) string {
+	t.Helper()
+	resourceRules := strings.NewReplacer("[1m]", "[15s]", "window: 1m", "window: 15s").Replace(framework.ResourceRulesYAML())
+	withServices := strings.Replace(rules.DefaultYAML, "\nrules:\n", "\nrules:\n"+framework.ServiceRulesYAML, 1)
+	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(rulesFile, []byte(withServices+resourceRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return rulesFile
+}
+
 // TestDifferentialStockHPAAgainstPodAutoscaler runs every case at once with
 // a podpilot of its own, whose autoscaler has kube-controller-manager's HPA
 // settings (takeOver: no other test runs meanwhile, since the shared
@@ -93,16 +109,7 @@ func TestDifferentialStockHPAAgainstPodAutoscaler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The default rules with the per-Service rule (Object metrics), and
-	// resourceRules over a 15 s rate window (the window kubelet's resource
-	// metrics have for metrics-server), so cpu settles within the holds.
-	resourceRules := strings.NewReplacer("[1m]", "[15s]", "window: 1m", "window: 15s").Replace(framework.ResourceRulesYAML())
-	withServices := strings.Replace(rules.DefaultYAML, "\nrules:\n", "\nrules:\n"+framework.ServiceRulesYAML, 1)
-	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(withServices+resourceRules), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := append(kcm.PodpilotArgs(), "--config="+rulesFile)
+	args := append(kcm.PodpilotArgs(), "--config="+everyKindRulesFile(t))
 	t.Logf("kube-controller-manager's HPA settings: %+v; podpilot's autoscaler runs with %s", kcm, strings.Join(args, " "))
 	takeOver(ctx, t, 1, args...)
 	// The cases run at once, each in its own namespace. Their subtests are

@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +16,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	podpilotv1alpha1 "github.com/podpilot/podpilot/pkg/apis/autoscaling/v1alpha1"
-	"github.com/podpilot/podpilot/pkg/provider/rules"
 	"github.com/podpilot/podpilot/test/e2e/framework"
 	"github.com/podpilot/podpilot/test/exporter"
 )
@@ -266,14 +263,8 @@ func TestMigrateFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	// podpilot's autoscaler with kube-controller-manager's HPA settings, as migrate's stderr says
-	// to set them; resourceRules over a 15 s window, so the pods' cpu is read soon after they start.
-	resourceRules := strings.NewReplacer("[1m]", "[15s]", "window: 1m", "window: 15s").Replace(framework.ResourceRulesYAML())
-	withServices := strings.Replace(rules.DefaultYAML, "\nrules:\n", "\nrules:\n"+framework.ServiceRulesYAML, 1)
-	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(withServices+resourceRules), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	takeOver(ctx, t, 1, append(kcm.PodpilotArgs(), "--config="+rulesFile)...)
+	// to set them.
+	takeOver(ctx, t, 1, append(kcm.PodpilotArgs(), "--config="+everyKindRulesFile(t))...)
 
 	var namespaces []string
 	for range fleetNamespaces {

@@ -206,24 +206,10 @@ func (e *Env) step(ctx context.Context, p *Phase, ws []workload) error {
 		return err
 	}
 	t0 := time.Now()
-	for _, w := range ws {
-		e.Load.Set(w.ns, w.name, float64(e.stepTo()*e.podsPerTarget()))
-	}
+	e.setLoad(ws, e.stepTo())
 	e.logf("%s N=%d: stepped %d → %d per pod; waiting for every Deployment to resize", p.kind, p.n, targetPerPod, e.stepTo())
-	timeout := 3*time.Minute + time.Duration(len(ws))*1300*time.Millisecond
-	_ = framework.Poll(ctx, timeout, "every Deployment resized", func(context.Context) (bool, string, error) {
-		done := 0
-		for _, w := range ws {
-			if _, ok := e.Watch.FirstChangeAfter(w.key(), t0); ok {
-				done++
-			}
-		}
-		return done == len(ws), fmt.Sprintf("%d of %d resized", done, len(ws)), nil
-	})
-	for _, w := range ws {
-		if at, ok := e.Watch.FirstChangeAfter(w.key(), t0); ok {
-			p.reactions = append(p.reactions, at.Sub(t0).Seconds())
-		}
+	for _, at := range e.waitResized(ctx, ws, t0) {
+		p.reactions = append(p.reactions, at.Sub(t0).Seconds())
 	}
 	p.resized = len(p.reactions)
 	s := stats.Summarize(p.reactions)
