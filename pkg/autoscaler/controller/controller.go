@@ -354,10 +354,13 @@ func (c *Controller) processNext(ctx context.Context, tm *term) bool {
 // not retried sooner than a round), or whose decision was applied but not checkpointed
 // (errStatusNotWritten: the status is written again at the next round, which never comes sooner
 // after a rescale); soon, rate limited, after any other error, where no scale was written, and
-// after a round that panicked (see syncRecovering).
-func (c *Controller) syncAndRequeue(ctx context.Context, tm *term, key cache.ObjectName) {
+// after a round that panicked (see syncRecovering). The round runs under its claim (see claim);
+// the check of its metric's landings that nextRound may start runs under the term's ctx, so
+// that it is not cut off when the round ends before Prometheus answers (sharded, the claim's
+// context ends with the round).
+func (c *Controller) syncAndRequeue(termCtx context.Context, tm *term, key cache.ObjectName) {
 	defer tm.queue.Done(key)
-	ctx, release, owned := c.claim(ctx, key)
+	ctx, release, owned := c.claim(termCtx, key)
 	if !owned { // another replica runs it (sharded): dropped until its bucket is adopted again
 		tm.queue.Forget(key)
 		return
@@ -389,7 +392,7 @@ func (c *Controller) syncAndRequeue(ctx context.Context, tm *term, key cache.Obj
 	}
 	tm.queue.Forget(key)
 	if pa, err := c.paLister.PodAutoscalers(key.Namespace).Get(key.Name); !apierrors.IsNotFound(err) {
-		next := c.nextRound(ctx, pa)
+		next := c.nextRound(termCtx, pa)
 		if pa != nil {
 			if w := schedule.UntilWindowChange(pa, c.clock.Now()); w > 0 {
 				next = min(next, w) // a schedule window starts or ends before the next round (see schedule.UntilWindowChange)

@@ -42,6 +42,8 @@ func newScrapeTracker(cfg Config) (*metrics.ScrapeTracker, error) {
 // the background (metrics.ScrapeTracker.Known), so a slow Prometheus never holds a worker.
 // Without a cadence (none learnt yet, resource metrics only, alignment off) it is the period.
 // The period is pa's own spec.behavior.syncPeriodSeconds when set (KEP-6003), else the controller's.
+// ctx bounds that background check: give it the run's, never a round's that ends with the round
+// (the check would be cut off before the answer and asked again at every round).
 func (c *Controller) nextRound(ctx context.Context, pa *podpilotv1alpha1.PodAutoscaler) time.Duration {
 	period := c.syncPeriodOf(pa)
 	if c.scrapes == nil || pa == nil {
