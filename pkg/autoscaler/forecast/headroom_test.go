@@ -42,14 +42,7 @@ func TestTheHeadroomForgetsADayThatBrokeThePattern(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ordinary, err := Fit(withFlatDays(sh, tt.span, 0.03), HoltWinters)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := Fit(withFlatDays(sh, tt.span, 0.03, tt.flat...), HoltWinters)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ordinary, m := fitWithAndWithoutBrokenDays(t, sh, tt.span, tt.flat)
 			t.Logf("headroom %.3f, an ordinary week's %.3f", m.Headroom, ordinary.Headroom)
 			if m.Headroom > 1.1*ordinary.Headroom+0.002 {
 				t.Errorf("headroom after the holiday %.3f, want within 1.1x of an ordinary week's %.3f", m.Headroom, ordinary.Headroom)
@@ -76,18 +69,26 @@ func TestThePersistenceForgetsADayThatBrokeThePattern(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ordinary, err := Fit(withFlatDays(sh, tt.span, 0.03), HoltWinters)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := Fit(withFlatDays(sh, tt.span, 0.03, tt.flat...), HoltWinters)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ordinary, m := fitWithAndWithoutBrokenDays(t, sh, tt.span, tt.flat)
 			t.Logf("persistence %.3f, an ordinary week's %.3f", m.Persistence, ordinary.Persistence)
 			if m.Persistence > ordinary.Persistence+0.1 {
 				t.Errorf("persistence after the holiday %.3f, want within 0.1 of an ordinary week's %.3f", m.Persistence, ordinary.Persistence)
 			}
 		})
 	}
+}
+
+// fitWithAndWithoutBrokenDays fits the span of sh with 3% noise twice: as an ordinary history,
+// and with the days flat run flat (holidays that broke the pattern).
+func fitWithAndWithoutBrokenDays(t *testing.T, sh shape, span time.Duration, flat []int) (ordinary, broken *Model) {
+	t.Helper()
+	ordinary, err := Fit(withFlatDays(sh, span, 0.03), HoltWinters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken, err = Fit(withFlatDays(sh, span, 0.03, flat...), HoltWinters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ordinary, broken
 }
