@@ -203,7 +203,7 @@ func replicasOwner(d *appsv1.Deployment) (string, string) {
 			continue
 		}
 		var fields map[string]map[string]json.RawMessage
-		if json.Unmarshal(f.FieldsV1.Raw, &fields) != nil {
+		if json.Unmarshal(f.FieldsV1.GetRawBytes(), &fields) != nil {
 			continue
 		}
 		if _, ok := fields["f:spec"]["f:replicas"]; ok {
