@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -146,11 +147,7 @@ func changeHistogram(changes []int) map[int]int {
 
 // formatChangeHistogram prints a changeHistogram as "1: 58, 2: 2", by number of changes.
 func formatChangeHistogram(h map[int]int) string {
-	keys := make([]int, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(h))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%d: %d", k, h[k])
