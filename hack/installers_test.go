@@ -2,9 +2,11 @@ package hack
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -349,4 +351,108 @@ func TestPreflightNotRootIsAReasonToFallBack(t *testing.T) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// ssStub plays `ss -Htan`: one socket line for each port in $STUB/held,
+// local address 127.0.0.1.
+const ssStub = `#!/usr/bin/env bash
+[[ $* == -Htan ]] || { echo "ss $* is not for this test" >&2; exit 1; }
+while read -r p; do echo "ESTAB 0 0 127.0.0.1:$p 127.0.0.1:2379"; done <"$STUB/held"
+`
+
+// takePorts runs take_ports once per call, each with its variables, in one
+// shell on a machine whose ephemeral range is ephemeral ("LO HI") and whose
+// sockets hold the ports held, and returns the ports set, in order.
+func takePorts(t *testing.T, ephemeral string, held []int, calls ...[]string) ([]int, result) {
+	t.Helper()
+	m := newMachine(t)
+	m.stub("ss", ssStub)
+	lines := make([]string, len(held))
+	for i, p := range held {
+		lines[i] = strconv.Itoa(p)
+	}
+	if err := os.WriteFile(filepath.Join(m.dir, "held"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rangeFile := filepath.Join(m.dir, "ip_local_port_range")
+	if err := os.WriteFile(rangeFile, []byte(ephemeral+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := "set -euo pipefail; source lib.sh; export PODPILOT_EPHEMERAL_PORTS=" + rangeFile
+	var vars []string
+	for _, c := range calls {
+		script += "; take_ports " + strings.Join(c, " ")
+		vars = append(vars, c...)
+	}
+	script += fmt.Sprintf(`; for v in %s; do echo "${!v}"; done`, strings.Join(vars, " "))
+	r := m.run("-c", script)
+	var got []int
+	for _, f := range strings.Fields(r.stdout) {
+		p, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("take_ports set %q, not a port:\n%s", f, r.stderr)
+		}
+		got = append(got, p)
+	}
+	return got, r
+}
+
+func TestTakePortsPicksBelowTheEphemeralRangeSoNoClientConnectionTakesThem(t *testing.T) {
+	got, r := takePorts(t, "32768 60999", nil, []string{"A", "B", "C", "D", "E", "F", "G", "H", "I", "J"})
+	if r.code != 0 || len(got) != 10 {
+		t.Fatalf("exit %d, ports %v; want 10:\n%s", r.code, got, r.stderr)
+	}
+	for _, p := range got {
+		if p < 10000 || p >= 32768 {
+			t.Errorf("port %d is outside 10000-32767", p)
+		}
+	}
+}
+
+func TestTakePortsSkipsEveryHeldPortAndNeverGivesOneTwice(t *testing.T) {
+	// 1,000 candidates (10000-10999); all but 25 held by sockets in any
+	// state. Asking for 25 must return exactly the 25 free ones, each once,
+	// across two calls (the second must remember what the first took).
+	free := map[int]bool{}
+	var held []int
+	for p := 10000; p < 11000; p++ {
+		if p%40 == 7 {
+			free[p] = true
+			continue
+		}
+		held = append(held, p)
+	}
+	vars := make([]string, 25)
+	for i := range vars {
+		vars[i] = fmt.Sprintf("P%d", i)
+	}
+	got, r := takePorts(t, "11000 60999", held, vars[:12], vars[12:])
+	if r.code != 0 || len(got) != 25 {
+		t.Fatalf("exit %d, ports %v; want 25:\n%s", r.code, got, r.stderr)
+	}
+	seen := map[int]bool{}
+	for _, p := range got {
+		if !free[p] || seen[p] {
+			t.Errorf("port %d: held or given twice (all %v)", p, got)
+		}
+		seen[p] = true
+	}
+}
+
+func TestTakePortsNamesTheSysctlWhenTheEphemeralRangeLeavesNoRoom(t *testing.T) {
+	_, r := takePorts(t, "1024 65000", nil, []string{"A"})
+	if r.code == 0 || !strings.Contains(r.stderr, "net.ipv4.ip_local_port_range") {
+		t.Fatalf("exit %d; want non-zero naming the sysctl:\n%s", r.code, r.stderr)
+	}
+}
+
+func TestTakePortsSaysWhenEveryCandidateIsHeld(t *testing.T) {
+	var held []int
+	for p := 10000; p < 11000; p++ {
+		held = append(held, p)
+	}
+	_, r := takePorts(t, "11000 60999", held, []string{"ETCD_PORT"})
+	if r.code == 0 || !strings.Contains(r.stderr, "no free TCP port for ETCD_PORT in 10000-10999") {
+		t.Fatalf("exit %d; want non-zero naming the variable and range:\n%s", r.code, r.stderr)
+	}
 }

@@ -67,6 +67,43 @@ PROMETHEUS_ADAPTER_BIN=$TOOLS_CACHE/prometheus-adapter-$ADAPTER_VERSION-$GO_MINO
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
+# take_ports VAR... sets each VAR, in the caller's shell, to a distinct TCP
+# port that no socket on this machine holds: listening, connected or closing.
+# The ports come from outside the kernel's ephemeral range
+# (net.ipv4.ip_local_port_range, read from PODPILOT_EPHEMERAL_PORTS, default
+# /proc/sys/net/ipv4/ip_local_port_range), preferring below it. Inside that
+# range the kernel may hand a port to any client connection between the pick
+# and the bind, and the server then fails with "bind: address already in
+# use". It assigns rather than prints because $(take_port) would run in a
+# subshell that forgets what it took.
+take_ports() {
+  local lo hi first last span start i p var
+  local -A held=()
+  read -r lo hi <"${PODPILOT_EPHEMERAL_PORTS:-/proc/sys/net/ipv4/ip_local_port_range}"
+  if ((lo - 10000 >= 1000)); then
+    first=10000 last=$((lo - 1))
+  elif ((65535 - hi >= 1000)); then
+    first=$((hi + 1)) last=65535
+  else
+    die "the ephemeral port range $lo-$hi (sysctl net.ipv4.ip_local_port_range) leaves fewer than 1000 ports above 10000 for the cluster's servers: narrow it"
+  fi
+  for p in $(ss -Htan | awk '{ n = split($4, a, ":"); print a[n] }') ${_taken_ports:-}; do
+    held[$p]=1
+  done
+  span=$((last - first + 1))
+  for var in "$@"; do
+    start=$(((RANDOM * 32768 + RANDOM) % span))
+    for ((i = 0; i < span; i++)); do
+      p=$((first + (start + i) % span))
+      [[ -z ${held[$p]:-} ]] && break
+    done
+    ((i < span)) || die "no free TCP port for $var in $first-$last"
+    held[$p]=1
+    _taken_ports+=" $p"
+    printf -v "$var" '%s' "$p"
+  done
+}
+
 # pkg_version NAME prints the installed version of Debian's package NAME, or
 # nothing where it is not installed. dpkg-query exits 1 for a package this
 # machine has never had: under `set -e` and pipefail that is an answer, not a

@@ -57,22 +57,6 @@ VICTORIAMETRICS=${VICTORIAMETRICS_BIN:-$VICTORIAMETRICS}
 HOST=127.0.0.1
 PROMETHEUS=${PROMETHEUS:-$(command -v prometheus || echo /usr/bin/prometheus)}
 
-used_ports=" "
-# free_port prints a loopback TCP port nobody listens on and this run has not taken.
-free_port() {
-  local p
-  for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 30000))
-    [[ $used_ports == *" $p "* ]] && continue
-    if ! ss -Htln "sport = :$p" | grep -q .; then
-      used_ports+="$p "
-      echo "$p"
-      return
-    fi
-  done
-  die "no free port found"
-}
-
 # start NAME BINARY ARGS... runs BINARY in its own session, logging to
 # logs/NAME.log, and records its pid in pids/NAME.pid.
 start() {
@@ -343,14 +327,12 @@ main() {
   mkdir -p "$STATE/logs" "$STATE/pids"
   STATE=$(cd "$STATE" && pwd)
   local begin=$SECONDS
-  ETCD_PORT=$(free_port); ETCD_PEER_PORT=$(free_port); APISERVER_PORT=$(free_port)
-  KCM_PORT=$(free_port); KWOK_PORT=$(free_port); PROMETHEUS_PORT=$(free_port)
-  BACKEND_PORT=$(free_port); SIDECAR_GRPC_PORT=$(free_port); SIDECAR_HTTP_PORT=$(free_port); QUERY_GRPC_PORT=$(free_port)
+  take_ports ETCD_PORT ETCD_PEER_PORT APISERVER_PORT KCM_PORT KWOK_PORT PROMETHEUS_PORT \
+    BACKEND_PORT SIDECAR_GRPC_PORT SIDECAR_HTTP_PORT QUERY_GRPC_PORT
   if [[ $PODPILOT_NODE == real ]]; then
     node_names
     HOST=$NODE_IP
-    KUBELET_PORT=$(free_port); KUBELET_HEALTHZ_PORT=$(free_port); SCHEDULER_PORT=$(free_port)
-    KUBE_PROXY_HEALTHZ_PORT=$(free_port); KUBE_PROXY_METRICS_PORT=$(free_port)
+    take_ports KUBELET_PORT KUBELET_HEALTHZ_PORT SCHEDULER_PORT KUBE_PROXY_HEALTHZ_PORT KUBE_PROXY_METRICS_PORT
   fi
   APISERVER_URL=https://$HOST:$APISERVER_PORT
   # On any failure, a failed command (ERR) or a die (its exit 1), stop what started, so
