@@ -72,7 +72,7 @@ test-unit: prometheus ## Run the unit tests.
 	go test -count=1 $(UNIT_PKGS)
 
 .PHONY: test-e2e
-test-e2e: tools keda-tools build ## Run the e2e tests, the KEDA test included, as two streams with a local control plane each (hack/test-e2e.sh).
+test-e2e: tools keda-tools backend-tools build ## Run the e2e tests (the KEDA test included) and the backend tier on Thanos and Debian's VictoriaMetrics, as three streams with their own local control planes (hack/test-e2e.sh).
 	E2E_TIMEOUT=$(E2E_TIMEOUT) E2E_FLAGS='$(E2E_FLAGS)' hack/test-e2e.sh
 
 .PHONY: test-node

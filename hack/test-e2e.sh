@@ -1,29 +1,36 @@
 #!/usr/bin/env bash
-# Runs the e2e suite (test/e2e) for `make test-e2e`: one test binary, built
-# with the keda tag, run as two streams at once. Each stream is its own
-# process with its own local control plane (TestMain starts one per process),
-# so the serial tests of one overlap those of the other: most of the suite's
-# wall time is serial tests that wait on sync periods and windows, not CPU.
+# Runs the e2e suite (test/e2e) and the backend tier's CI set for `make
+# test-e2e`, as three streams at once. Each stream has its own local control
+# planes (one per test process), so the serial tests of one overlap those of
+# the others: most of the suite's wall time is serial tests waiting on sync
+# periods and windows, not CPU (load average 0.4-1.8 on 2 cores with two
+# streams, 4 in the parallel phase).
 #
-#   stream 1: every test but stream 2's;
-#   stream 2: STREAM2 below, the long serial tests (about half the serial
-#             seconds) and the KEDA test.
+#   stream 1: the e2e tests but stream 2's;
+#   stream 2: STREAM2 below: the long serial tests (about half the serial
+#             seconds) and the KEDA test (the binary is built with -tags keda);
+#   stream 3: hack/test-backends.sh for E2E_BACKENDS: Thanos (a distributed
+#             store built from its module) and Debian's VictoriaMetrics (the
+#             floor). `make test-backends` runs all four backends.
 #
 # Each stream's output goes to _output/e2e/stream-N.log and is printed whole
-# when both have ended; the exit status is non-zero if either failed. Both
-# streams run on a bin/podpilot that make built before this script
+# when all have ended; the exit status is non-zero if any failed. The e2e
+# streams run the bin/podpilot make built before this script
 # (PODPILOT_E2E_BUILT tells TestMain not to rebuild it under the other).
 #
 # Environment:
-#   E2E_TIMEOUT  each stream's -test.timeout (default 40m)
-#   E2E_FLAGS    go test flags (for example -run TestX): with any, the suite
-#                runs as one `go test` with them instead, as before the split
+#   E2E_TIMEOUT   each e2e stream's -test.timeout (default 40m)
+#   E2E_BACKENDS  stream 3's backends (default "thanos victoriametrics-debian";
+#                 empty: no stream 3)
+#   E2E_FLAGS     go test flags (for example -run TestX): with any, only the
+#                 e2e suite runs, as one `go test` with them
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$PODPILOT_ROOT"
 
 TIMEOUT=${E2E_TIMEOUT:-40m}
-STREAM2='^(TestDifferentialStockHPAAgainstPodAutoscaler|TestDifferentialMetricsOutageLongerThanTheWindow|TestReplayMatchesTheRealPodAutoscaler|TestMigrateFleet|TestScheduleWindowRaisesTheFloorThenMetricsGovern|TestKEDA.*)$'
+BACKENDS=${E2E_BACKENDS-thanos victoriametrics-debian}
+STREAM2='^(TestDifferentialStockHPAAgainstPodAutoscaler|TestDifferentialMetricsOutageLongerThanTheWindow|TestReplayMatchesTheRealPodAutoscaler|TestMigrateFleet|TestScheduleWindowRaisesTheFloorThenMetricsGovern|TestFaultPrometheusGarbage|TestKEDA.*)$'
 
 if [[ -n ${E2E_FLAGS:-} ]]; then
   # shellcheck disable=SC2086 # E2E_FLAGS is a list of flags
@@ -43,17 +50,28 @@ run() {
 }
 
 start=$SECONDS
+streams=(1 2)
 log "e2e: stream 1 (all but $STREAM2) and stream 2 ($STREAM2), logs in $out"
-run 1 -test.skip "$STREAM2" & pid1=$!
-run 2 -test.run "$STREAM2" & pid2=$!
-rc1=0 rc2=0
-wait "$pid1" || rc1=$?
-log "e2e: stream 1 ended (exit $rc1) after $((SECONDS - start)) s"
-wait "$pid2" || rc2=$?
-log "e2e: stream 2 ended (exit $rc2) after $((SECONDS - start)) s"
-for n in 1 2; do
-  echo "===== e2e stream $n: $out/stream-$n.log"
+run 1 -test.skip "$STREAM2" & pids=($!)
+run 2 -test.run "$STREAM2" & pids+=($!)
+if [[ -n $BACKENDS ]]; then
+  streams+=(3)
+  log "e2e: stream 3: the backend tier for $BACKENDS (hack/test-backends.sh)"
+  PODPILOT_E2E_BUILT=1 BACKENDS=$BACKENDS BACKENDS_LOGS=$out/backends "$PODPILOT_ROOT/hack/test-backends.sh" >"$out/stream-3.log" 2>&1 &
+  pids+=($!)
+fi
+failed=()
+for i in "${!streams[@]}"; do
+  rc=0
+  wait "${pids[$i]}" || rc=$?
+  [[ $rc == 0 ]] || failed+=("stream ${streams[$i]} (exit $rc)")
+done
+for n in "${streams[@]}"; do
+  echo "===== e2e stream $n: $out/stream-$n.log (ended $(date -r "$out/stream-$n.log" +%H:%M:%S))"
   cat "$out/stream-$n.log"
 done
-log "e2e: stream 1 exit $rc1, stream 2 exit $rc2, $((SECONDS - start)) s in all"
-[[ $rc1 == 0 && $rc2 == 0 ]]
+if [[ -n $BACKENDS ]]; then
+  for f in "$out"/backends/*.log; do echo "===== backend tier: $f"; cat "$f"; done
+fi
+log "e2e: ${#streams[@]} streams in $((SECONDS - start)) s; failed: ${failed[*]:-none}"
+[[ ${#failed[@]} == 0 ]]
