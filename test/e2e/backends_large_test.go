@@ -11,13 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 
@@ -89,9 +89,9 @@ func TestBackendFiveThousandPodTargetAnswersWhole(t *testing.T) {
 	}
 	got, wrong := l.podValues(), 0
 	for i, pod := range pods {
-		if want := strconv.Itoa(i + 1); got[pod] != want {
+		if q, err := resource.ParseQuantity(got[pod]); err != nil || q.Value() != int64(i+1) {
 			if wrong++; wrong <= 5 {
-				t.Errorf("pod %s: value %q, want %s", pod, got[pod], want)
+				t.Errorf("pod %s: value %q, want %d", pod, got[pod], i+1)
 			}
 		}
 	}
@@ -121,6 +121,12 @@ func createLabelledPods(ctx context.Context, t *testing.T, ns, name string, n in
 			names = append(names, pod)
 		}
 	}
+	// The ServiceAccount admission refuses pods until the namespace's default ServiceAccount exists
+	// (the ReplicaSet controller retries; so does this wait).
+	framework.WaitFor(ctx, t, time.Minute, "the default ServiceAccount of "+ns, func(ctx context.Context) (bool, string, error) {
+		_, err := cluster.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err), nil
+	})
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(16)
 	for _, pod := range names {
