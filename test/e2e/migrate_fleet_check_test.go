@@ -29,7 +29,10 @@ import (
 //	    stabilization window or a scaling limit held either decision, the two rounds ran at
 //	    different times of the same window or policy period, so they may differ by timing only:
 //	    then both must lie between the current replicas and the PodAutoscaler's unlimited
-//	    recommendation (see compareDecisions), and the pair is counted apart.
+//	    recommendation, or the largest it made within its downscale window (a window holds the
+//	    largest recommendation it saw, and a load that moved for less than a sync period may
+//	    have been read by one autoscaler's round and not the other's; see compareDecisions),
+//	    and the pair is counted apart.
 
 // fleetFigures are what checkFleetRecord measured.
 type fleetFigures struct {
@@ -42,13 +45,13 @@ type fleetFigures struct {
 	beyond                                int
 }
 
-func checkFleetRecord(t *testing.T, targets []*fleetTarget, r fleetRecord, syncPeriod time.Duration) {
+func checkFleetRecord(t *testing.T, targets []*fleetTarget, r fleetRecord, syncPeriod, downscaleWindow time.Duration) {
 	t.Helper()
 	var f fleetFigures
 	kinds := map[string]int{}
 	for _, ft := range targets {
 		kinds[ft.kind]++
-		checkFleetTarget(t, ft, r, syncPeriod, &f)
+		checkFleetTarget(t, ft, r, syncPeriod, downscaleWindow, &f)
 	}
 	framework.Report(t, "MIGRATE", "targets", "%d (Pods %d, Object %d, External %d, Resource %d, ContainerResource %d); handed over %d; "+
 		"the first namespace's --apply killed after its %dth HPA deletion (%d hand-overs reported done), its rerun handed over %d more "+
@@ -102,7 +105,7 @@ func (c *targetCheck) Errorf(format string, args ...any) {
 	c.t.Logf("record of %s (initial replicas %d):%s", c.key, c.r.initial[c.key], b.String())
 }
 
-func checkFleetTarget(tt *testing.T, ft *fleetTarget, r fleetRecord, syncPeriod time.Duration, f *fleetFigures) {
+func checkFleetTarget(tt *testing.T, ft *fleetTarget, r fleetRecord, syncPeriod, downscaleWindow time.Duration, f *fleetFigures) {
 	tt.Helper()
 	key := ft.key()
 	t := &targetCheck{t: tt, key: key, r: r}
@@ -142,7 +145,10 @@ func checkFleetTarget(tt *testing.T, ft *fleetTarget, r fleetRecord, syncPeriod 
 	}
 	f.maxToRound = max(f.maxToRound, first.at.Sub(del.at))
 	checkFleetChanges(t, ft, r, del, act, f)
-	checkFleetDecisions(t, key, pas, del, act, first, f)
+	if b := ft.hpa.Spec.Behavior; b != nil && b.ScaleDown != nil && b.ScaleDown.StabilizationWindowSeconds != nil {
+		downscaleWindow = time.Duration(*b.ScaleDown.StabilizationWindowSeconds) * time.Second
+	}
+	checkFleetDecisions(t, key, pas, del, act, first, downscaleWindow, f)
 }
 
 // checkFleetChanges is (a) for one target.
@@ -192,7 +198,7 @@ func checkFleetChanges(t *targetCheck, ft *fleetTarget, r fleetRecord, del, act 
 }
 
 // checkFleetDecisions is (c) for one target.
-func checkFleetDecisions(t *targetCheck, key string, pas []decisionObs, del, act, first decisionObs, f *fleetFigures) {
+func checkFleetDecisions(t *targetCheck, key string, pas []decisionObs, del, act, first decisionObs, window time.Duration, f *fleetFigures) {
 	t.t.Helper()
 	var dry decisionObs
 	found := false
@@ -207,15 +213,15 @@ func checkFleetDecisions(t *targetCheck, key string, pas []decisionObs, del, act
 	}
 	if sameInputs(del, dry) {
 		f.dryCompared++
-		compareDecisions(t, key, "the HPA's last decision", "the last dry-run decision", del, dry, dry.proposal, f)
+		compareDecisions(t, key, "the HPA's last decision", "the last dry-run decision", del, dry, dry.proposal, windowMax(pas, dry, window), f)
 	}
 	switch {
 	case sameInputs(del, first):
 		f.firstCompared++
-		compareDecisions(t, key, "the HPA's last decision", "the first active decision", del, first, first.proposal, f)
+		compareDecisions(t, key, "the HPA's last decision", "the first active decision", del, first, first.proposal, windowMax(pas, first, window), f)
 	case sameInputs(dry, first):
 		f.firstCompared++
-		compareDecisions(t, key, "the last dry-run decision", "the first active decision", dry, first, first.proposal, f)
+		compareDecisions(t, key, "the last dry-run decision", "the first active decision", dry, first, first.proposal, windowMax(pas, first, window), f)
 	}
 }
 
@@ -223,20 +229,34 @@ func checkFleetDecisions(t *targetCheck, key string, pas []decisionObs, del, act
 // window or a scaling limit held either (a rule whose result depends on when its round ran: the
 // HPA's and the PodAutoscaler's rounds run at their own phases of the sync period, and the HPA's
 // status is written after its round): then both must lie between the current replicas and the
-// PodAutoscaler's unlimited recommendation, the same move reached at another round (a timing
-// difference, counted).
-func compareDecisions(t *targetCheck, key, aName, bName string, a, b decisionObs, proposal int32, f *fleetFigures) {
+// PodAutoscaler's unlimited recommendation or held, the largest recommendation it made within its
+// downscale window (which that window holds: a load that moved for less than a sync period may
+// have been read by its round and not the HPA's), the same move reached at another round (a
+// timing difference, counted).
+func compareDecisions(t *targetCheck, key, aName, bName string, a, b decisionObs, proposal, held int32, f *fleetFigures) {
 	t.t.Helper()
 	if a.desired == b.desired {
 		return
 	}
-	lo, hi := min(a.current, proposal), max(a.current, proposal)
+	lo, hi := min(a.current, proposal), max(a.current, proposal, held)
 	if (a.timeLimited || b.timeLimited) && proposal > 0 && a.desired >= lo && a.desired <= hi && b.desired >= lo && b.desired <= hi {
 		f.timing++
 		return
 	}
 	f.beyond++
 	t.Errorf("%s: %s is %d, %s %d, on the same inputs: %s; %s", key, aName, a.desired, bName, b.desired, describeObs(a), describeObs(b))
+}
+
+// windowMax is the largest recommendation (proposal) of the PodAutoscaler's observations pas
+// within window before o, o's included; 0 when none is known.
+func windowMax(pas []decisionObs, o decisionObs, window time.Duration) int32 {
+	var m int32
+	for _, p := range pas {
+		if p.rv <= o.rv && o.at.Sub(p.at) <= window && p.proposal > 0 {
+			m = max(m, p.proposal)
+		}
+	}
+	return m
 }
 
 // firstObs is the first observation for which pick is true.

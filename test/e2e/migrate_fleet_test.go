@@ -321,7 +321,7 @@ func TestMigrateFleet(t *testing.T) {
 	r.killedActivated = strings.Count(killedOut, ": PodAutoscaler active\n")
 	r.rerunActivated = strings.Count(rerunOut, ": PodAutoscaler active\n")
 	r.rerunFinished = strings.Count(rerunOut, ": interrupted hand-over finished")
-	checkFleetRecord(t, targets, r, kcm.SyncPeriod)
+	checkFleetRecord(t, targets, r, kcm.SyncPeriod, kcm.DownscaleStabilization)
 }
 
 // createFleet creates the Service of the Object metrics in each namespace and the Deployments,
