@@ -61,8 +61,8 @@ var (
 	ErrHeadroomTooHigh = errors.New("the forecast's headroom is too high")
 )
 
-// Skill is how a model's forecasts one lead ahead fared over the last SkillWindow of its
-// history, beside persistence's (the load now, one lead later) and seasonal-naive's (the load
+// Skill is how a model's forecasts one lead ahead fared over the last SkillWindow (or
+// RecentSkillWindow) of its history, beside persistence's (the load now, one lead later) and seasonal-naive's (the load
 // at the same time last week, or day).
 type Skill struct {
 	// Lead is the lead time scored.
@@ -151,7 +151,8 @@ type skillScorer struct {
 	skills, recent   []Skill
 }
 
-// newSkillScorer scores the forecasts made from the start of the last SkillWindow of s.
+// newSkillScorer scores the forecasts made from the start of the last SkillWindow of s, and apart
+// those for times within its last RecentSkillWindow: one pass, no more pairs than the day's.
 func newSkillScorer(s Series) *skillScorer {
 	sc := &skillScorer{s: s, from: max(0, len(s.Values)-int(SkillWindow/s.Step)), recentFrom: max(0, len(s.Values)-int(RecentSkillWindow/s.Step))}
 	for _, l := range SkillLeads {
