@@ -72,8 +72,8 @@ test-unit: prometheus ## Run the unit tests.
 	go test -count=1 $(UNIT_PKGS)
 
 .PHONY: test-e2e
-test-e2e: tools build ## Run the e2e tests; they start and stop their own local control plane.
-	go test -count=1 -timeout $(E2E_TIMEOUT) -parallel 8 -v $(E2E_FLAGS) ./test/e2e/
+test-e2e: tools keda-tools backend-tools build ## Run the e2e tests (the KEDA test included) and the backend tier on Thanos and Debian's VictoriaMetrics, as three streams with their own local control planes (hack/test-e2e.sh).
+	E2E_TIMEOUT=$(E2E_TIMEOUT) E2E_FLAGS='$(E2E_FLAGS)' hack/test-e2e.sh
 
 .PHONY: test-node
 test-node: node-tools images ## Run the real-node tier (test/node): podpilot installed by its chart as pods on a kubelet node, Day 2 faults.

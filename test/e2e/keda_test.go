@@ -4,8 +4,8 @@ package e2e
 
 // The KEDA tier (make test-keda): KEDA's operator and metrics server, built from their Go module
 // (hack/tools/keda, `hack/build-tools.sh keda`, about 10 minutes cold), beside a podpilot that
-// owns v1beta1.external.metrics.k8s.io and forwards to KEDA. Apart from make test for the build's
-// cost (docs/testing.md).
+// owns v1beta1.external.metrics.k8s.io and forwards to KEDA. make test runs it in the second stream
+// of hack/test-e2e.sh; make test-keda alone (docs/testing.md).
 
 import (
 	"context"

@@ -74,12 +74,16 @@ func run(m *testing.M) int {
 	defer cancel()
 	root := framework.RepoRoot()
 	podpilotBinary = filepath.Join(root, "bin", "podpilot")
-	// make build: the same version stamp as a release build.
-	build := exec.CommandContext(ctx, "make", "--no-print-directory", "build")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "build podpilot: %v\n", err)
-		return 1
+	// make build: the same version stamp as a release build. hack/test-e2e.sh built it before
+	// starting two streams (PODPILOT_E2E_BUILT): each rebuilding it could replace the file while
+	// the other starts it.
+	if os.Getenv("PODPILOT_E2E_BUILT") != "1" {
+		build := exec.CommandContext(ctx, "make", "--no-print-directory", "build")
+		build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "build podpilot: %v\n", err)
+			return 1
+		}
 	}
 	state, err := os.MkdirTemp("", "podpilot-e2e-")
 	if err != nil {
