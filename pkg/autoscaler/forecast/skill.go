@@ -36,7 +36,7 @@ const MinRecentShare = 0.5
 // when the day stops following the pattern, is judged there. A quiet stretch (a flat night),
 // where the model errs by no more than usual and persistence by as little, never locks the
 // forecast out. Chosen by replay (docs/predictive-scaling.md).
-const RecentErrorFactor = 1.5
+const RecentErrorFactor = 1.6
 
 // SkillLeads are the lead times a model is scored at when fitted; a lead between them is scored
 // as the next one up (the longest beyond).
