@@ -234,11 +234,12 @@ func predictIntro() string {
 		"*predictive* adds the forecast (%s, refitted every %s on the history at %s resolution) as ScaleOut, *oracle* adds the "+
 		"real load one lead time ahead. Ratios are predictive ÷ reactive and predictive ÷ oracle. WAPE is at the lead time, "+
 		"against seasonal-naive (the same time last week) and persistence (the load now, one lead later, at the steps the model "+
-		"answered); the model acts only where it scored ≤ %.2f× persistence's WAPE over the day before, with headroom ≤ %.0f%%. "+
+		"answered); the model acts only where it scored ≤ %.2f× persistence's WAPE over the day before, and over the last %s too "+
+		"wherever its WAPE there exceeds %.1f× its day's, with headroom ≤ %.0f%%. "+
 		"Churn is rescales and pod starts per hour. Besides the traces of `tracegen.Scenarios`, the diurnal trace is read through an "+
 		"External and an Object metric (averageValue %s, the same load as the metric's value), the diurnal day through a gauge "+
 		"scraped every %s (answered for %s after each scrape, as Prometheus's lookback does), and a holiday week then an "+
 		"ordinary one is replayed whole, with its cost per day.",
 		predictTarget, predictStep, predictReadyTime, replay.DefaultPrediction().Method, replay.DefaultPrediction().Refresh, replay.DefaultHistoryStep,
-		forecast.PersistenceMargin, 100*forecast.MaxHeadroom, predictTarget, slowCadence, slowLookback)
+		forecast.PersistenceMargin, forecast.RecentSkillWindow, forecast.RecentErrorFactor, 100*forecast.MaxHeadroom, predictTarget, slowCadence, slowLookback)
 }

@@ -72,8 +72,9 @@ type Model struct {
 	weekly      []float64
 	// naive is the history SeasonalNaive repeats (the baseline); empty for the other methods.
 	naive Series
-	// skills are the model's scores at SkillLeads on the last SkillWindow of its history.
-	skills []Skill
+	// skills are the model's scores at SkillLeads on the last SkillWindow of its history, recent
+	// those on its last RecentSkillWindow.
+	skills, recent []Skill
 }
 
 // Bytes is about how many bytes m holds (0 for nil): the model cache reports it.
@@ -81,9 +82,9 @@ func (m *Model) Bytes() int64 {
 	if m == nil {
 		return 0
 	}
-	const fields = 184 // the struct and its slice headers
+	const fields = 208 // the struct and its slice headers
 	const skill = 80   // a Skill: a lead and three accuracies
-	return fields + 8*int64(cap(m.daily)+cap(m.weekly)+cap(m.naive.Values)) + skill*int64(cap(m.skills))
+	return fields + 8*int64(cap(m.daily)+cap(m.weekly)+cap(m.naive.Values)) + skill*int64(cap(m.skills)+cap(m.recent))
 }
 
 // predict returns the forecast at t, before it is bounded below by 0.
