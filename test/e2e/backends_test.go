@@ -112,6 +112,21 @@ const namedRuleYAML = `rules:
   metricsQuery: 'sum(<<.Series>>{namespace="<<index .LabelValuesByName "namespace">>",pod=~"<<index .LabelValuesByName "pod">>"}) by (pod)'
 `
 
+// exportNamedQPS exports zbk_named_qps = i+1 for the i-th of pods in ns and returns a rule file
+// holding namedRuleYAML.
+func exportNamedQPS(t *testing.T, ns string, pods []string) string {
+	t.Helper()
+	exp := serveExporter(t)
+	for i, p := range pods {
+		exp.SetGauge("zbk_named_qps", map[string]string{"namespace": ns, "pod": p}, float64(i+1))
+	}
+	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(rulesFile, []byte(namedRuleYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return rulesFile
+}
+
 // longQueryPods is how many pods the long-query case selects: with the workload's long name
 // their names' alternation is about 19 KiB, past VictoriaMetrics' default
 // -search.maxQueryLen (16 KiB) and podpilot's default --metrics-max-query-bytes (15 KiB).
@@ -131,14 +146,7 @@ func TestBackendLongQueryIsSplit(t *testing.T) {
 	ctx := t.Context()
 	ns := cluster.CreateNamespace(ctx, t, "bk-long")
 	pods := startWorkload(ctx, t, ns, longQueryWorkload, longQueryPods)
-	exp := serveExporter(t)
-	for i, p := range pods {
-		exp.SetGauge("zbk_named_qps", map[string]string{"namespace": ns, "pod": p}, float64(i+1))
-	}
-	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(namedRuleYAML), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rulesFile := exportNamedQPS(t, ns, pods)
 	path := podsMetricPath(ns, "zbk_named_qps") + "?labelSelector=" + url.QueryEscape("app="+longQueryWorkload)
 	for _, c := range []struct {
 		name  string
@@ -300,14 +308,7 @@ func TestBackendFiveThousandPodTargetAnswersWhole(t *testing.T) {
 	start := time.Now()
 	pods := createLabelledPods(ctx, t, ns, "web", largeTargetPods)
 	created := time.Since(start)
-	exp := serveExporter(t)
-	for i, p := range pods {
-		exp.SetGauge("zbk_named_qps", map[string]string{"namespace": ns, "pod": p}, float64(i+1))
-	}
-	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(namedRuleYAML), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rulesFile := exportNamedQPS(t, ns, pods)
 	proxy, err := framework.NewPrometheusProxy(cluster.BackendURL, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
