@@ -21,28 +21,6 @@ func brokenPattern(t time.Time) float64 {
 	return eveningRush(t)
 }
 
-func TestAForecastNoBetterThanPersistenceStepsAsideWithBothErrorsInBothModes(t *testing.T) {
-	for _, mode := range []podpilotv1alpha1.PredictionMode{podpilotv1alpha1.PredictionScaleOut, podpilotv1alpha1.PredictionForecastOnly} {
-		t.Run(string(mode), func(t *testing.T) {
-			f := newPredictionFixture(t, &fakeHistory{Load: brokenPattern}, predicting(mode))
-			f.fitAt(now)
-			f.syncAt(now)
-			pa := f.autoscaler()
-			c := meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive)
-			if c == nil || c.Status != "False" || c.Reason != forecast.ReasonNoBetterThanPersistence ||
-				!strings.Contains(c.Message, "against persistence's") || !strings.Contains(c.Message, "seasonal-naive's") {
-				t.Errorf("PredictionActive = %+v, want False NoBetterThanPersistence with the model's and persistence's WAPE", c)
-			}
-			if got := f.replicas("deployment"); got != 1 {
-				t.Errorf("replicas = %d, want the metrics' 1: the forecast that does not earn its place does not act", got)
-			}
-			if ld := pa.Status.LastDecision; ld != nil && strings.Contains(ld.Winner, "forecast") {
-				t.Errorf("status.lastDecision = %+v, want no forecast in it", ld)
-			}
-		})
-	}
-}
-
 // smallRush is eveningRush until the fixture's now, then a rush a quarter its size (to 3000 qps,
 // not 9000): 15 minutes later the forecast of the usual rush has missed by far more than
 // persistence over the recent window, while over the day it still beats persistence.
@@ -53,23 +31,46 @@ func smallRush(t time.Time) float64 {
 	return eveningRush(t)
 }
 
-func TestAForecastThatFailsTheRecentWindowStepsAsideNamingTheWindowWithBothErrors(t *testing.T) {
-	later := now.Add(15 * time.Minute)
-	for _, mode := range []podpilotv1alpha1.PredictionMode{podpilotv1alpha1.PredictionScaleOut, podpilotv1alpha1.PredictionForecastOnly} {
-		t.Run(string(mode), func(t *testing.T) {
-			f := newPredictionFixture(t, &fakeHistory{Load: smallRush}, predicting(mode))
-			f.fitAt(later)
-			f.syncAt(later)
-			pa := f.autoscaler()
-			c := meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive)
-			if c == nil || c.Status != "False" || c.Reason != forecast.ReasonNoBetterThanPersistence ||
-				!strings.Contains(c.Message, "over the recent window (the last 2h0m0s)") || !strings.Contains(c.Message, "against persistence's") ||
-				!strings.Contains(c.Message, "over the day") {
-				t.Errorf("PredictionActive = %+v, want False NoBetterThanPersistence naming the recent window, with the model's and persistence's WAPE there and over the day", c)
-			}
-			if ld := pa.Status.LastDecision; ld != nil && strings.Contains(ld.Winner, "forecast") {
-				t.Errorf("status.lastDecision = %+v, want no forecast in it", ld)
-			}
-		})
+// TestAForecastThatDoesNotEarnItsPlaceStepsAsideNamingTheWindowInBothModes: a model no better than
+// persistence over the day, or over the recent window where it errs well beyond its day, does not
+// act (ScaleOut) or show as acting (ForecastOnly): PredictionActive is False with
+// NoBetterThanPersistence and a message naming the window and the errors there, and the round's
+// decision is the metrics' alone.
+func TestAForecastThatDoesNotEarnItsPlaceStepsAsideNamingTheWindowInBothModes(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		load     func(time.Time) float64
+		at       time.Time
+		message  []string
+		replicas int32 // 0: not checked
+	}{
+		{name: "no better over the day", load: brokenPattern, at: now, replicas: 1,
+			message: []string{"over the day (the last 24h0m0s)", "against persistence's", "seasonal-naive's"}},
+		{name: "no better over the recent window", load: smallRush, at: now.Add(15 * time.Minute),
+			message: []string{"over the recent window (the last 2h0m0s)", "against persistence's", "(over the day "}},
+	} {
+		for _, mode := range []podpilotv1alpha1.PredictionMode{podpilotv1alpha1.PredictionScaleOut, podpilotv1alpha1.PredictionForecastOnly} {
+			t.Run(c.name+"/"+string(mode), func(t *testing.T) {
+				f := newPredictionFixture(t, &fakeHistory{Load: c.load}, predicting(mode))
+				f.fitAt(c.at)
+				f.syncAt(c.at)
+				pa := f.autoscaler()
+				cond := meta.FindStatusCondition(pa.Status.Conditions, podpilotv1alpha1.ConditionPredictionActive)
+				if cond == nil || cond.Status != "False" || cond.Reason != forecast.ReasonNoBetterThanPersistence {
+					t.Fatalf("PredictionActive = %+v, want False NoBetterThanPersistence", cond)
+				}
+				for _, m := range c.message {
+					if !strings.Contains(cond.Message, m) {
+						t.Errorf("PredictionActive's message %q lacks %q", cond.Message, m)
+					}
+				}
+				if got := f.replicas("deployment"); c.replicas > 0 && got != c.replicas {
+					t.Errorf("replicas = %d, want the metrics' %d: the forecast that does not earn its place does not act", got, c.replicas)
+				}
+				if ld := pa.Status.LastDecision; ld != nil && strings.Contains(ld.Winner, "forecast") {
+					t.Errorf("status.lastDecision = %+v, want no forecast in it", ld)
+				}
+			})
+		}
 	}
 }
