@@ -75,8 +75,8 @@ func run(m *testing.M) int {
 	root := framework.RepoRoot()
 	podpilotBinary = filepath.Join(root, "bin", "podpilot")
 	// make build: the same version stamp as a release build. hack/test-e2e.sh built it before
-	// starting two streams (PODPILOT_E2E_BUILT): each rebuilding it could replace the file while
-	// the other starts it.
+	// starting its streams (PODPILOT_E2E_BUILT): each rebuilding it could replace the file while
+	// another starts it.
 	if os.Getenv("PODPILOT_E2E_BUILT") != "1" {
 		build := exec.CommandContext(ctx, "make", "--no-print-directory", "build")
 		build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
