@@ -39,8 +39,9 @@ func wavering(restartAt time.Duration) (rescales int, lowest int32) {
 }
 
 // TestAWaveringForecastDoesNotFlap checks the hysteresis end to end: a floor that wavers around
-// a replica boundary holds its top through ForecastFloorWindow instead of scaling down when the
-// stabilization window has passed and up again at the next high round.
+// a replica boundary holds its top (through ForecastFloorWindow, then by the tolerance, 22 of 24
+// being within it) instead of scaling down when the stabilization window has passed and up again
+// at the next high round.
 func TestAWaveringForecastDoesNotFlap(t *testing.T) {
 	if rescales, lowest := wavering(-1); rescales != 0 || lowest != 24 {
 		t.Errorf("the wavering forecast rescaled %d times (lowest %d replicas), want none (24 held)", rescales, lowest)
@@ -91,5 +92,56 @@ func TestANewLeaderWithoutTheFloorsFailsSafe(t *testing.T) {
 		if rescales > 2 || lowest < 22 {
 			t.Errorf("restart at %s: %d rescales, lowest %d replicas; want at most 2, never below 22", restart, rescales, lowest)
 		}
+	}
+}
+
+// TestAForecastFloorWithinTheScaleDownToleranceHoldsTheReplicas checks the forecast's tolerance:
+// a held floor below the current replicas by no more than the scale-down tolerance (10% by
+// default, or the behavior's) proposes the current replicas, as a metric within its tolerance
+// does, so the decision holds them while the metrics fall; a floor further below is its own, and a
+// floor above the current replicas raises them at once. The scale-down stabilization window is 0
+// so that each round's proposal shows.
+func TestAForecastFloorWithinTheScaleDownToleranceHoldsTheReplicas(t *testing.T) {
+	noWindow := func() *normalize.Behavior {
+		return &normalize.Behavior{ScaleDown: &normalize.Rules{StabilizationWindow: new(time.Duration)}}
+	}
+	wide := noWindow()
+	wide.ScaleDown.Tolerance = new(0.2)
+	tests := []struct {
+		name     string
+		current  int32
+		perPod   int64 // each pod's qps: 1000 at 20 replicas is 10 replicas' worth
+		forecast float64
+		mode     ForecastMode
+		behavior *normalize.Behavior
+		want     int32
+		raised   bool
+	}{
+		{name: "a floor one replica under 20 holds 20", current: 20, perPod: 1000, forecast: 38000, want: 20, raised: true},
+		{name: "a floor at the tolerance's edge (18 of 20, 0.90) holds 20", current: 20, perPod: 1000, forecast: 36000, want: 20, raised: true},
+		{name: "a floor beyond the tolerance (17 of 20, 0.85) is its own", current: 20, perPod: 1000, forecast: 34000, want: 17, raised: true},
+		{name: "the behavior's scale-down tolerance (0.2) holds 20 at 16", current: 20, perPod: 1000, forecast: 32000, behavior: wide, want: 20, raised: true},
+		{name: "at 4 replicas one replica is beyond the tolerance: 3 is its own", current: 4, perPod: 500, forecast: 6000, want: 3, raised: true},
+		{name: "a floor above the current replicas raises them at once", current: 20, perPod: 1000, forecast: 44000, want: 22, raised: true},
+		{name: "metrics above the held replicas win", current: 20, perPod: 2400, forecast: 38000, want: 24},
+		{name: "ForecastOnly: the decision is the metrics'", current: 20, perPod: 1000, forecast: 38000, mode: ForecastOnly, want: 10},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mode, behavior := ForecastScaleOut, noWindow()
+			if tc.mode != "" {
+				mode = tc.mode
+			}
+			if tc.behavior != nil {
+				behavior = tc.behavior
+			}
+			d := Decide(Input{SpecReplicas: tc.current, MinReplicas: 1, MaxReplicas: 40, Pods: seedPods(int(tc.current)),
+				Metrics: qpsAt(int(tc.current), tc.perPod), Forecast: forecastQPS(mode, tc.forecast), Behavior: behavior,
+				Config: DefaultConfig(), Now: now})
+			if d.DesiredReplicas != tc.want || d.Explanation.ForecastRaised != tc.raised {
+				t.Errorf("decided %d (forecast raised: %t), want %d (%t); explanation %+v", d.DesiredReplicas,
+					d.Explanation.ForecastRaised, tc.want, tc.raised, d.Explanation)
+			}
+		})
 	}
 }
