@@ -222,7 +222,7 @@ const ForecastFloorWindow = 5 * time.Minute
 func withForecast(in Input, c combined, h normalize.History) (combined, normalize.History) {
 	c.forecastEach, c.forecast, c.forecastFrom = forecastProposal(in, c.statuses)
 	c.forecast, h.ForecastFloors = normalize.HoldFloor(h.ForecastFloors, c.forecast, ForecastFloorWindow, in.Now)
-	c.forecast = holdWithinTolerance(c.forecast, in.SpecReplicas, tolerances(in).ScaleDown)
+	c.forecast = holdWithinTolerance(c.forecast, in.SpecReplicas, tolerances(in))
 	if in.Forecast != nil && in.Forecast.Mode == ForecastScaleOut && c.forecast > c.replicas {
 		c.raised = true
 		c.replicas, c.metric = c.forecast, fmt.Sprintf("forecast of %s in %s", c.forecastFrom, in.Forecast.LeadTime)
@@ -231,13 +231,13 @@ func withForecast(in Input, c combined, h normalize.History) (combined, normaliz
 }
 
 // holdWithinTolerance returns the forecast's proposal, floor, held at the current replicas where
-// it is below them by no more than the scale-down tolerance (a fraction of current), as a metric
-// whose usage ratio is within the tolerance proposes the current replicas: a held floor that falls
+// their ratio to them is within the tolerances (replicas.Tolerances.Within, as for a metric's usage
+// ratio), as a metric whose usage ratio is within them proposes the current replicas: a held floor that falls
 // by a replica or two does not scale down, and then up again at the forecast's next high round.
 // A floor further below, or above the current replicas, is returned as it is, and so is no
 // forecast (0). It only ever raises the forecast's proposal, up to the current replicas.
-func holdWithinTolerance(floor, current int32, tolerance float64) int32 {
-	if floor <= 0 || floor >= current || float64(floor)/float64(current) < 1-tolerance {
+func holdWithinTolerance(floor, current int32, t replicas.Tolerances) int32 {
+	if floor <= 0 || floor >= current || !t.Within(float64(floor)/float64(current)) {
 		return floor
 	}
 	return current
