@@ -135,7 +135,7 @@ type Controller struct {
 // term is what one Run (one term as leader) owns: its work queue, the queue of status writes the
 // status budget deferred, its memory of the PodAutoscalers and the fair share of its workers.
 type term struct {
-	queue  workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	queue  roundQueue
 	owed   workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	memory *state.Memory[concerns]
 	fair   *fairShare
@@ -149,7 +149,7 @@ func newTerm(clk clock.WithTicker, o Options) *term {
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: name, Clock: clk},
 		)
 	}
-	return &term{queue: newQueue(Name), owed: newQueue(Name + "-status"), memory: state.New[concerns](), fair: newFairShare(o.namespaceShare())}
+	return &term{queue: newDueQueue(newQueue(Name), clk), owed: newQueue(Name + "-status"), memory: state.New[concerns](), fair: newFairShare(o.namespaceShare())}
 }
 
 // shutDown stops t's queues.
@@ -357,9 +357,11 @@ func (c *Controller) processNext(ctx context.Context, tm *term) bool {
 // after a round that panicked (see syncRecovering). The round runs under its claim (see claim);
 // the check of its metric's landings that nextRound may start runs under the term's ctx, so
 // that it is not cut off when the round ends before Prometheus answers (sharded, the claim's
-// context ends with the round).
+// context ends with the round). The round reads its metrics as of when it fell due (see
+// dueQueue), however long it waited in the queue.
 func (c *Controller) syncAndRequeue(termCtx context.Context, tm *term, key cache.ObjectName) {
 	defer tm.queue.Done(key)
+	due := tm.queue.takeDue(key)
 	ctx, release, owned := c.claim(termCtx, key)
 	if !owned { // another replica runs it (sharded): dropped until its bucket is adopted again
 		tm.queue.Forget(key)
@@ -368,7 +370,7 @@ func (c *Controller) syncAndRequeue(termCtx context.Context, tm *term, key cache
 	defer release()
 	c.active.Add(1)
 	c.metrics.SyncStarted(c.clock.Now(), tm.queue.Len())
-	err := c.syncRecovering(ctx, tm, key)
+	err := c.syncRecovering(metrics.WithRoundDue(ctx, due), tm, key)
 	c.metrics.SyncDone(c.clock.Now(), tm.queue.Len())
 	c.active.Add(-1)
 	c.tick()

@@ -9,7 +9,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
@@ -60,7 +59,7 @@ var _ metrics.SampleTimeSource = (*slowLandings)(nil)
 
 // requeues is a work queue that records the delay of the last AddAfter instead of waiting it.
 type requeues struct {
-	workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	roundQueue
 	next time.Duration
 }
 
@@ -88,7 +87,7 @@ func TestAShardedPodAutoscalerLearnsItsScrapeCadenceAsAnUnshardedOne(t *testing.
 				}
 				f.ctrl.scrapes = tr
 				tm := f.ctrl.term.Load()
-				q := &requeues{TypedRateLimitingInterface: tm.queue}
+				q := &requeues{roundQueue: tm.queue}
 				tm.queue = q
 				rounds, unaligned, end := 0, 0, now.Add(time.Minute)
 				for f.clock.Now().Before(end) {

@@ -18,6 +18,12 @@ import (
 const (
 	// DefaultFreshness is how long a result is reused: half the default sync period of 15 s.
 	DefaultFreshness = 7500 * time.Millisecond
+	// DefaultRetentionRounds is FetcherConfig.Retention, in freshness periods, when it is left 0:
+	// at the defaults a finished answer serves rounds that waited up to 5 minutes in the queue.
+	// It must outlast the wait between two rounds of a namespace in a long queue (namespaces ×
+	// query time ÷ workers: 100 × 6 s ÷ 16 = 37.5 s in the 10,000-object bench), or every round
+	// asks anew again.
+	DefaultRetentionRounds = 40
 	// DefaultMaxEntries bounds the cached results (distinct namespace and metric keys).
 	DefaultMaxEntries = 4096
 	// DefaultTimeout bounds one call to a source.
@@ -41,10 +47,15 @@ type FetcherConfig struct {
 	External ExternalSource
 	// Clock times the freshness of results; nil means the real clock.
 	Clock clock.PassiveClock
-	// Freshness is how long a result is reused, counted from when it was asked; 0 means
-	// DefaultFreshness. A failure is never reused. Set it below the sync period so that
-	// autoscalers due in the same round share a call and the next round reads anew.
+	// Freshness is how long before a round fell due (WithRoundDue; a read without one is due when
+	// it is made) a result may have been asked and still serve it; 0 means DefaultFreshness. A
+	// failure is never reused. Set it below the sync period so that autoscalers due in the same
+	// round share a call and the next round reads anew.
 	Freshness time.Duration
+	// Retention is how long a finished result is kept for the rounds that fell due before it was
+	// asked and waited in the queue since; 0 means DefaultRetentionRounds × Freshness. A round
+	// that waited longer asks anew. It costs no more entries: one per distinct query, as always.
+	Retention time.Duration
 	// MaxEntries bounds the cached results; 0 means DefaultMaxEntries.
 	MaxEntries int
 	// Timeout bounds one call to a source; 0 means DefaultTimeout.
@@ -86,9 +97,9 @@ type customKey struct {
 }
 
 // Fetcher returns per-pod samples of a namespace, asking each source once per namespace and
-// metric within the freshness period however many autoscalers ask, and sharing a call in
-// progress among concurrent callers; a failed call is shared only by the callers waiting for it
-// and never reused (see caching.policy). It is safe for concurrent use.
+// metric and round however many autoscalers ask and however long their rounds wait in the queue
+// (see WithRoundDue), and sharing a call in progress among concurrent callers; a failed call is
+// shared only by the callers waiting for it and never reused (see caching.policy). It is safe for concurrent use.
 type Fetcher struct {
 	custom     CustomSource
 	resource   ResourceSource
@@ -105,6 +116,9 @@ type Fetcher struct {
 func NewFetcher(cfg FetcherConfig) (*Fetcher, error) {
 	cs, err := cachingOf(cfg.Clock, cfg.Freshness, cfg.MaxEntries, cfg.Timeout)
 	if err != nil {
+		return nil, err
+	}
+	if cs, err = cs.withRetention(cfg.Retention); err != nil {
 		return nil, err
 	}
 	if cfg.Counter == nil {

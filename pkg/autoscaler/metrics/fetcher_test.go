@@ -230,8 +230,8 @@ func TestTheFetcherPolicyReusesAnswersForTheFreshnessAndFailuresNever(t *testing
 		return countingCustom(&calls)(ctx, ns, sel, info, msel)
 	})
 	f, clk := newTestFetcher(t, FetcherConfig{Custom: src, Freshness: 5 * time.Second, MaxEntries: 2})
-	if got := f.customs.group.Policy(); got.MaxAge != 5*time.Second || got.KeepErrors || got.MaxEntries != 2 || got.Timeout != DefaultTimeout {
-		t.Errorf("policy = %+v, want the freshness, the bound, the default timeout and no reuse of failures", got)
+	if got := f.customs.group.Policy(); got.MaxAge != DefaultRetentionRounds*5*time.Second || got.KeepErrors || got.MaxEntries != 2 || got.Timeout != DefaultTimeout {
+		t.Errorf("policy = %+v, want the retention, the bound, the default timeout and no reuse of failures", got)
 	}
 	if _, err := f.PodMetric(t.Context(), "dns", "qps", nil); !errors.Is(err, errProm) {
 		t.Fatalf("first read = %v, want the failure", err)
