@@ -14,7 +14,8 @@ import (
 )
 
 // minRoundGap is the shortest time between two rounds of one PodAutoscaler that an aligned
-// schedule may choose.
+// schedule may choose, for a sync period of 2 s or more; a shorter period allows half of it (see
+// nextRound).
 const minRoundGap = time.Second
 
 // newScrapeTracker returns the tracker of the metrics' landing times, or nil when rounds keep a
@@ -55,7 +56,9 @@ func (c *Controller) nextRound(ctx context.Context, pa *podpilotv1alpha1.PodAuto
 	}
 	cadence := c.scrapes.Known(ctx, landing)
 	now := c.clock.Now()
-	next, aligned := cadence.Next(now, period, c.opts.ScrapeMargin, minRoundGap, c.scrapes.Refresh())
+	// The gap is counted from the round's end, which comes after the landing it followed: a gap of
+	// a whole period would skip every other landing of a 1 s period on 1 s scrapes.
+	next, aligned := cadence.Next(now, period, c.opts.ScrapeMargin, min(minRoundGap, period/2), c.scrapes.Refresh())
 	klog.FromContext(ctx).V(5).Info("Next round", "podAutoscaler", klog.KObj(pa), "in", next.Sub(now), "aligned", aligned,
 		"metric", metric, "lastLanding", cadence.Last, "scrapeInterval", cadence.Interval)
 	return next.Sub(now)

@@ -115,3 +115,32 @@ func syncEvery(seconds int32) func(*podpilotv1alpha1.PodAutoscaler) {
 		pa.Spec.Behavior = &podpilotv1alpha1.PodAutoscalerBehavior{SyncPeriodSeconds: &seconds}
 	}
 }
+
+// TestAOneSecondPeriodOnOneSecondScrapesFollowsEveryLanding (KEP-6003): a PodAutoscaler with
+// syncPeriodSeconds 1 on a metric scraped every second runs a round after every landing. The
+// next round is placed when a round ends, a few milliseconds after the landing it followed; a
+// shortest gap of a whole second pushed every next round one landing further, to 2 s apart.
+func TestAOneSecondPeriodOnOneSecondScrapesFollowsEveryLanding(t *testing.T) {
+	clk := clocktesting.NewFakeClock(now)
+	opts := *NewOptions()
+	tr, err := newScrapeTracker(Config{Options: opts, Clock: clk, SampleTimes: scrapeEvery{clock: clk, interval: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Controller{opts: opts, clock: clk, scrapes: tr}
+	pa := seedAutoscaler(syncEvery(1))
+	const roundTakes = 3 * time.Millisecond
+	var gaps []time.Duration
+	for range 30 {
+		clk.Step(roundTakes)
+		next := c.nextRound(t.Context(), pa)
+		tr.Wait()
+		gaps = append(gaps, roundTakes+next)
+		clk.Step(next)
+	}
+	for i, g := range gaps[20:] { // once the cadence is learnt and the rounds moved onto it
+		if g != time.Second {
+			t.Errorf("round %d: %s after the one before, want 1s (all: %v)", i+20, g, gaps)
+		}
+	}
+}
