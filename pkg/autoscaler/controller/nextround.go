@@ -56,8 +56,8 @@ func (c *Controller) nextRound(ctx context.Context, pa *podpilotv1alpha1.PodAuto
 	}
 	cadence := c.scrapes.Known(ctx, landing)
 	now := c.clock.Now()
-	// The gap is counted from the round's end, which comes after the landing it followed: a gap of
-	// a whole period would skip every other landing of a 1 s period on 1 s scrapes.
+	// The gap is counted from the round's end, which comes after the landing it followed: a 1 s
+	// gap would skip every other landing of a 1 s period on 1 s scrapes.
 	next, aligned := cadence.Next(now, period, c.opts.ScrapeMargin, min(minRoundGap, period/2), c.scrapes.Refresh())
 	klog.FromContext(ctx).V(5).Info("Next round", "podAutoscaler", klog.KObj(pa), "in", next.Sub(now), "aligned", aligned,
 		"metric", metric, "lastLanding", cadence.Last, "scrapeInterval", cadence.Interval)

@@ -99,7 +99,8 @@ type customKey struct {
 // Fetcher returns per-pod samples of a namespace, asking each source once per namespace and
 // metric and round however many autoscalers ask and however long their rounds wait in the queue
 // (see WithRoundDue), and sharing a call in progress among concurrent callers; a failed call is
-// shared only by the callers waiting for it and never reused (see caching.policy). It is safe for concurrent use.
+// shared only by the callers waiting for it and never reused (see caching.policy). It is safe
+// for concurrent use.
 type Fetcher struct {
 	custom     CustomSource
 	resource   ResourceSource
