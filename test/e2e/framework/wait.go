@@ -38,6 +38,7 @@ func PollEvery(ctx context.Context, interval, timeout time.Duration, what string
 	// request in flight, or a rate limiter that would wait past the deadline) must not hide the
 	// state reported before it.
 	var last, lastErr string
+	start := time.Now()
 	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		done, state, err := cond(ctx)
 		if err != nil {
@@ -50,6 +51,12 @@ func PollEvery(ctx context.Context, interval, timeout time.Duration, what string
 	if err != nil {
 		if lastErr != "" {
 			last = fmt.Sprintf("%s (then error: %s)", cmp.Or(last, "none"), lastErr)
+		}
+		// A caller that was stopped (a signal, its own deadline) did not wait the whole timeout:
+		// say so, and for how long it waited, rather than report the timeout it was given.
+		if ctx.Err() != nil {
+			return fmt.Errorf("stopped (%w) after %s of %s waiting for %s; last state: %s",
+				context.Cause(ctx), time.Since(start).Round(time.Second), timeout, what, last)
 		}
 		return fmt.Errorf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
 	}

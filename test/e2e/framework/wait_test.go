@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -21,5 +22,19 @@ func TestPollKeepsTheLastStateWhenTheTimeoutCutsAPollShort(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "last state: desired 1 (then error: context deadline exceeded)") {
 		t.Errorf("Poll = %v; want the timeout with the last state the condition reported", err)
+	}
+}
+
+// TestPollStoppedByItsCallerSaysSoAndHowLongItWaited: a bench interrupted after 8 minutes of a
+// 36-minute wait reported "timed out after 36m20s", a wait it never made.
+func TestPollStoppedByItsCallerSaysSoAndHowLongItWaited(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	err := PollEvery(ctx, time.Millisecond, time.Hour, "a state", func(context.Context) (bool, string, error) {
+		cancel()
+		return false, "desired 1", nil
+	})
+	if err == nil || !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "timed out") ||
+		!strings.Contains(err.Error(), "stopped (context canceled) after 0s of 1h0m0s waiting for a state; last state: desired 1") {
+		t.Errorf("Poll = %v; want it stopped by its caller, with the time it waited and the last state", err)
 	}
 }
