@@ -31,14 +31,28 @@ func dailyRush(from time.Time) func(time.Time) float64 {
 	}
 }
 
+// lookbackDelta is how long Prometheus counts a series after its last sample (its
+// --query.lookback-delta, left at the default by hack/).
+const lookbackDelta = 5 * time.Minute
+
+// formerPodEnd is when a backfilled former pod's last sample must be for its series to stop
+// counting before liveFrom, when its workload's live pod was started: a minute before it, less
+// Prometheus's lookback. The history a forecast reads sums the workload's pods, so a former pod
+// still counted beside the live one doubles the load at the history's newest steps, a spike no
+// forecast foresees, nor persistence: the forecast's recent window (forecast.RecentSkillWindow)
+// then rightly finds the model no better than persistence and turns the forecast off. A pod
+// replaced in a real rollout hands its load over; this one never carried the live load.
+func formerPodEnd(liveFrom time.Time) time.Time {
+	return liveFrom.Add(-lookbackDelta - time.Minute).Truncate(30 * time.Second)
+}
+
 // backfill writes the gauge zdns_vanguard_qps of one former pod of each workload in ns, with
-// the load of each, every 30 s over span up to now, into the cluster's Prometheus: stopped,
+// the load of each, every 30 s over span up to end, into the cluster's Prometheus: stopped,
 // backfilled with promtool, started again.
-func backfill(ctx context.Context, t *testing.T, ns string, span time.Duration, loads map[string]func(time.Time) float64) {
+func backfill(ctx context.Context, t *testing.T, ns string, span time.Duration, end time.Time, loads map[string]func(time.Time) float64) {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("# TYPE zdns_vanguard_qps gauge\n")
-	end := time.Now().Truncate(30 * time.Second)
 	for workload, load := range loads {
 		for at := end.Add(-span); !at.After(end); at = at.Add(30 * time.Second) {
 			fmt.Fprintf(&b, "zdns_vanguard_qps{namespace=%q,pod=%q} %g %d\n", ns, workload+"-5d8f9c7b6-hist1", load(at), at.Unix())
@@ -78,7 +92,8 @@ func TestForecastScalesOutBeforeTheLoadAndForecastOnlyWritesNothing(t *testing.T
 	}
 	ctx := t.Context()
 	ns := cluster.CreateNamespace(ctx, t, "ppa-forecast")
-	rampAt := time.Now().Add(8 * time.Minute)
+	liveFrom := time.Now()
+	rampAt := liveFrom.Add(8 * time.Minute)
 	exp := serveExporter(t)
 	for _, name := range []string{"web", "shadow"} {
 		startWorkload(ctx, t, ns, name, 1)
@@ -86,7 +101,7 @@ func TestForecastScalesOutBeforeTheLoadAndForecastOnlyWritesNothing(t *testing.T
 		t.Cleanup(load.Stop)
 		load.Set(1000)
 	}
-	backfill(ctx, t, ns, 3*24*time.Hour, map[string]func(time.Time) float64{"web": dailyRush(rampAt), "shadow": dailyRush(rampAt)})
+	backfill(ctx, t, ns, 3*24*time.Hour, formerPodEnd(liveFrom), map[string]func(time.Time) float64{"web": dailyRush(rampAt), "shadow": dailyRush(rampAt)})
 	framework.WaitFor(ctx, t, time.Minute, "the metric served again after Prometheus's restart", func(ctx context.Context) (bool, string, error) {
 		_, err := cluster.Client.CoreV1().RESTClient().Get().AbsPath("/apis/custom.metrics.k8s.io/v1beta2/namespaces", ns, "pods", "*", "zdns_vanguard_qps").DoRaw(ctx)
 		return err == nil, fmt.Sprint(err), nil
