@@ -31,6 +31,9 @@ func dailyRush(from time.Time) func(time.Time) float64 {
 	}
 }
 
+// backfillStep is the interval of a backfilled former pod's samples.
+const backfillStep = 30 * time.Second
+
 // lookbackDelta is how long Prometheus counts a series after its last sample (its
 // --query.lookback-delta, left at the default by hack/).
 const lookbackDelta = 5 * time.Minute
@@ -43,18 +46,18 @@ const lookbackDelta = 5 * time.Minute
 // then rightly finds the model no better than persistence and turns the forecast off. A pod
 // replaced in a real rollout hands its load over; this one never carried the live load.
 func formerPodEnd(liveFrom time.Time) time.Time {
-	return liveFrom.Add(-lookbackDelta - time.Minute).Truncate(30 * time.Second)
+	return liveFrom.Add(-lookbackDelta - time.Minute).Truncate(backfillStep)
 }
 
 // backfill writes the gauge zdns_vanguard_qps of one former pod of each workload in ns, with
-// the load of each, every 30 s over span up to end, into the cluster's Prometheus: stopped,
+// the load of each, every backfillStep over span up to end, into the cluster's Prometheus: stopped,
 // backfilled with promtool, started again.
 func backfill(ctx context.Context, t *testing.T, ns string, span time.Duration, end time.Time, loads map[string]func(time.Time) float64) {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("# TYPE zdns_vanguard_qps gauge\n")
 	for workload, load := range loads {
-		for at := end.Add(-span); !at.After(end); at = at.Add(30 * time.Second) {
+		for at := end.Add(-span); !at.After(end); at = at.Add(backfillStep) {
 			fmt.Fprintf(&b, "zdns_vanguard_qps{namespace=%q,pod=%q} %g %d\n", ns, workload+"-5d8f9c7b6-hist1", load(at), at.Unix())
 		}
 	}
